@@ -1,0 +1,41 @@
+# Inferbase: `make run` serves the gateway on the embedded default; `make test` runs the suite.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: run test lint bench bench-peer eval-routing install install-dev migrate clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.runtime
+install-dev: $(VENV)/.dev
+
+run: install
+	$(PY) manage.py bootstrap
+	@echo "Inferbase on http://$(HOST):$(PORT)/api/v1/inference (simulated upstream at /simulated)"
+	PORT=$(PORT) $(VENV)/bin/daphne -b $(HOST) -p $(PORT) inferbase.asgi:application
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+
+test: install-dev lint
+	$(PY) -m pytest -q -p no:cacheprovider
+
+eval-routing: install
+	$(PY) -m routing.classifier.evaluate
+
+bench: install-dev
+	$(PY) -m routing.engine_bench
+	$(PY) -m routing.classifier.bench
+
+clean:
+	rm -rf $(VENV) db.sqlite3 var

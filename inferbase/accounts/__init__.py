@@ -1,0 +1,1 @@
+"""Organizations, projects, API keys and provider keys."""

@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "inferbase.accounts"
+    label = "accounts"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from routing.signals import connect_snapshot_signals
+
+        from .models import ApiKey, Organization, Project, ProviderKey
+
+        # Keys are cached per snapshot version, so a revocation is seen on the next check.
+        connect_snapshot_signals(ApiKey, Organization, Project, ProviderKey)

@@ -1,0 +1,168 @@
+"""POST /chat/completions: one Channels AsyncHttpConsumer for streamed and non-streamed requests.
+
+The request runs in its own task so that a client that goes away (http.disconnect) cancels it at
+once, and with it the upstream request. The log record is written whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import orjson
+from channels.generic.http import AsyncHttpConsumer
+from django.conf import settings
+
+from inferbase.accounts.services import api_key_hash
+from inferbase.gateway import pipeline
+from inferbase.gateway.state import key_cache, snapshot_holder
+
+from .errors import ApiError, ErrorType, error_envelope
+from .validation import chat_request_parse
+
+logger = logging.getLogger("inferbase.api")
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class ChatCompletionsConsumer(AsyncHttpConsumer):
+    """Serves one request per instance. Its own `__call__` reads the body (refusing an oversized one
+    as it arrives), runs the request in a task and watches for the client going away meanwhile; it
+    joins no channel layer group and makes no per-message database call."""
+
+    _headers_sent = False
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        self.scope = scope
+        self.base_send = send
+        ex = pipeline.Exchange(request_id=pipeline.request_id_new())
+        chunks: list[bytes] = []
+        size = 0
+        limit = settings.INFERBASE_MAX_BODY_BYTES
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            if message["type"] != "http.request":
+                continue
+            size += len(message.get("body", b""))
+            if size > limit:
+                await self._send_error(ex, ApiError(413, f"The request body is larger than {limit} bytes.",
+                                                    code="body_too_large"))
+                pipeline.record(ex)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        serving = asyncio.ensure_future(self._serve(ex, b"".join(chunks)))
+        watching = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            await asyncio.wait({serving, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not serving.done():
+                # The client went away: cancel the request, and with it the upstream call.
+                ex.client_disconnected = True
+                serving.cancel()
+            watching.cancel()
+            try:
+                await serving
+            except asyncio.CancelledError:
+                pass
+
+    async def _serve(self, ex: pipeline.Exchange, body: bytes) -> None:
+        try:
+            await self._serve_inner(ex, body)
+        except ApiError as exc:
+            await self._send_error(ex, exc)
+        except asyncio.CancelledError:
+            ex.client_disconnected = True
+            ex.disposition = "client_disconnected"
+            ex.status_code = 499
+            raise
+        except Exception:
+            logger.exception("unhandled error serving %s", ex.request_id)
+            await self._send_error(ex, ApiError(500, "The gateway failed to handle the request.",
+                                                code="internal_error", type=ErrorType.API))
+        finally:
+            pipeline.record(ex)
+
+    async def _serve_inner(self, ex: pipeline.Exchange, body: bytes) -> None:
+        if self.scope.get("method") != "POST":
+            raise ApiError(405, f"Method {self.scope.get('method')} is not allowed; use POST.", code="method_not_allowed")
+        raw_key = _bearer(self.scope)
+        if not raw_key:
+            raise ApiError(401, "Missing API key: send it as 'Authorization: Bearer inf_...'.", code="missing_api_key")
+        snapshot = await snapshot_holder.get()
+        key = await key_cache.get(api_key_hash(raw_key))
+        if key is None or not key.active:
+            raise ApiError(401, "Invalid API key." if key is None else "This API key has been revoked.",
+                           code="invalid_api_key")
+        ex.key = key
+        try:
+            decoded = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError as exc:
+            raise ApiError(400, f"The request body is not valid JSON: {exc}", code="invalid_json") from exc
+        if decoded is None:
+            raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
+        ex.chat = chat_request_parse(decoded)
+        pipeline.route_request(ex, snapshot)
+        if ex.chat.stream:
+            await self.send_headers(status=200, headers=[*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())])
+            self._headers_sent = True
+            await pipeline.stream(ex, self._emit)
+            await self.send_body(b"", more_body=False)
+            return
+        response = await pipeline.complete(ex)
+        ex.status_code = 200
+        await self.send_response(
+            200,
+            orjson.dumps(response),
+            headers=[
+                (b"content-type", b"application/json"),
+                (b"x-request-id", ex.request_id.encode()),
+                (b"x-inferbase-model", response["model"].encode()),
+                (b"x-inferbase-cost-micros", str(response["usage"]["cost_micros"]).encode()),
+                (b"x-inferbase-latency-ms", str(response["usage"]["latency_ms"]).encode()),
+            ],
+        )
+
+    async def _emit(self, data: bytes) -> None:
+        await self.send_body(data, more_body=True)
+
+    async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
+        ex.status_code = exc.status
+        ex.error_code = exc.code
+        if ex.disposition == "served":
+            ex.disposition = "rejected" if exc.status < 500 else exc.code
+        if self._headers_sent:
+            event = {"object": "error", "error": exc.envelope()["error"]}
+            await self.send_body(pipeline.sse(event) + pipeline.SSE_DONE, more_body=False)
+            return
+        headers = [(b"content-type", b"application/json"), (b"x-request-id", ex.request_id.encode())]
+        if exc.status == 405:
+            headers.append((b"allow", b"POST"))
+        await self.send_response(exc.status, orjson.dumps(exc.envelope()), headers=headers)
+
+
+async def _wait_disconnect(receive: Any) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _bearer(scope: dict[str, Any]) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            text = value.decode("latin-1").strip()
+            if text[:7].lower() == "bearer ":
+                return text[7:].strip() or None
+            return None
+    return None
+
+
+def not_found_envelope(path: str) -> bytes:
+    return orjson.dumps(error_envelope(f"No such path: {path}", type=ErrorType.NOT_FOUND, code="not_found"))

@@ -1,0 +1,112 @@
+"""The API beside chat completions: models, model health, routing decisions."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from inferbase.accounts.selectors import KeyInfo, user_organization_ids
+from inferbase.accounts.services import api_key_hash
+from inferbase.gateway.state import key_cache, snapshot_holder
+from observability.selectors import decision_get
+from providers.http import shared_client
+from routing.catalog import model_list, model_servable_routes
+
+from .errors import ApiError, ErrorType, error_envelope
+
+HEALTH_PROBE_TIMEOUT_S = 3.0
+
+
+def _error(exc: ApiError) -> JsonResponse:
+    return JsonResponse(exc.envelope(), status=exc.status)
+
+
+async def _optional_key(request: HttpRequest) -> KeyInfo | None:
+    header = request.headers.get("Authorization", "")
+    if not header[:7].lower() == "bearer ":
+        return None
+    info = await key_cache.get(api_key_hash(header[7:].strip()))
+    if info is None or not info.active:
+        raise ApiError(401, "Invalid API key." if info is None else "This API key has been revoked.", code="invalid_api_key")
+    return info
+
+
+@require_GET
+async def models_view(request: HttpRequest) -> JsonResponse:
+    """GET /models: auto first, then the catalog (narrowed by the key's policy when it requires it)."""
+    try:
+        key = await _optional_key(request)
+    except ApiError as exc:
+        return _error(exc)
+    snapshot = await snapshot_holder.get()
+    policy = None
+    project_id = None
+    if key is not None:
+        project_id = key.project_id
+        policy = snapshot.policy_for(key_policy_id=key.policy_id, project_id=key.project_id,
+                                     organization_id=key.organization_id)
+    data = [{"id": "auto", "object": "model", "owned_by": "inferbase", "name": "Inferbase Auto - Smart Routing"}]
+    data.extend(model_list(snapshot, policy=policy, project_id=project_id))
+    return JsonResponse({"object": "list", "data": data})
+
+
+@require_GET
+async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse:
+    """GET /models/{id}/health: a liveness probe of the provider's API (warms nothing)."""
+    snapshot = await snapshot_holder.get()
+    if model_id in ("auto", "inferbase/auto"):
+        return JsonResponse({"model": model_id, "status": "ready"})
+    if model_id not in snapshot.models:
+        return _error(ApiError(404, f"The model '{model_id}' does not exist.", code="model_not_found", param="model_id"))
+    routes = model_servable_routes(snapshot, model_id)
+    if not routes:
+        return JsonResponse({"model": model_id, "status": "unavailable"})
+    client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
+    results = await asyncio.gather(*(_probe(client, route.base_url, route.dialect, key) for route, key in routes[:3]))
+    status = "ready" if any(results) else "loading"
+    return JsonResponse({"model": model_id, "status": status})
+
+
+async def _probe(client: httpx.AsyncClient, base_url: str, dialect: str, api_key: str | None) -> bool:
+    """Return True when the provider's API answers (any status below 500): a GET of its model list."""
+    headers = {}
+    if api_key:
+        headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"} if dialect == "anthropic" else {"authorization": f"Bearer {api_key}"}
+    try:
+        async with asyncio.timeout(HEALTH_PROBE_TIMEOUT_S):
+            response = await client.get(f"{base_url}/models", headers=headers)
+    except (TimeoutError, httpx.HTTPError):
+        return False
+    return response.status_code < 500
+
+
+class RoutingDecisionView(APIView):
+    """GET /routing-decisions/{request_id}: the persisted decision, for the same organization only."""
+
+    def get(self, request: Request, request_id: str) -> Response:
+        org_ids = _caller_organizations(request)
+        decision = decision_get(request_id=request_id, organization_ids=org_ids)
+        if decision is None:
+            raise ApiError(404, f"No routing decision with id '{request_id}'.", code="not_found", param="request_id")
+        return Response(decision)
+
+
+def _caller_organizations(request: Request) -> list[int]:
+    if isinstance(request.auth, KeyInfo):
+        return [request.auth.organization_id]
+    user = getattr(request._request, "user", None)
+    if user is not None and user.is_authenticated:
+        return user_organization_ids(user_id=user.pk)
+    raise ApiError(401, "Authenticate with an API key (Authorization: Bearer inf_...) or a portal session.",
+                   code="missing_api_key")
+
+
+async def not_found_view(request: HttpRequest, path: str = "") -> JsonResponse:
+    return JsonResponse(error_envelope(f"No such path: {request.path}", type=ErrorType.NOT_FOUND, code="not_found"), status=404)

@@ -1,0 +1,72 @@
+"""ASGI entry point: chat completions on the Channels consumer, the simulated upstream at /simulated
+(embedded default), and everything else on Django (DRF API, admin, portal)."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inferbase.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_app = get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+
+from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
+
+CHAT_PATH = re.compile(r"^/api/v1/(?:inference/)?chat/completions/?$")
+SIMULATED_PREFIX = "/simulated"
+
+
+def _simulated_app() -> Any:
+    from providers.simulated import build_app, load_profiles
+
+    return build_app(profiles=load_profiles(settings.INFERBASE_CATALOG_PATH),
+                     time_scale=settings.INFERBASE_SIMULATED_TIME_SCALE)
+
+
+def _warm() -> None:
+    """Load the tokenizer and the classifier weights now, not on the first request."""
+    from routing.classifier import classify
+    from routing.tokens import count_text_tokens
+
+    count_text_tokens("warm up")
+    classify(system="", user="warm up", has_tools=False)
+
+
+_warm()
+chat_app = ChatCompletionsConsumer.as_asgi()
+simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
+
+
+async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "http":
+        path = scope["path"]
+        if CHAT_PATH.match(path):
+            return await chat_app(scope, receive, send)
+        if simulated_app is not None and (path == SIMULATED_PREFIX or path.startswith(SIMULATED_PREFIX + "/")):
+            inner = dict(scope)
+            inner["path"] = path[len(SIMULATED_PREFIX):] or "/"
+            inner["root_path"] = scope.get("root_path", "") + SIMULATED_PREFIX
+            return await simulated_app(inner, receive, send)
+    if scope["type"] == "lifespan":
+        return await _lifespan(receive, send)
+    return await django_app(scope, receive, send)
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            from observability.recorder import recorder
+
+            try:
+                await recorder().drain(seconds=10)
+            finally:
+                await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,1 @@
+"""The pipeline that ties routing, providers, billing and observability for one request."""

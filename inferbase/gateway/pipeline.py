@@ -1,0 +1,621 @@
+"""One request through the gateway: route, walk the chain, charge, answer, and hand the record off.
+
+The consumer owns the socket; this module owns the request's semantics. Nothing here touches the
+ORM: the snapshot and key lookups come from `state`, and the record goes to the recorder's queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from billing.pricing import Charging, RoutePrice, UsageCounts, cost_micros
+from inferbase.accounts.selectors import KeyInfo
+from inferbase.api.errors import ApiError, ErrorType
+from inferbase.api.validation import ChatRequest
+from observability.recorder import recorder
+from providers.base import CallOptions, UpstreamTarget
+from providers.errors import UpstreamError
+from providers.http import shared_client
+from providers.registry import adapter_for
+from routing.classifier import classification_key, classify
+from routing.decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
+from routing.engine import decide
+from routing.snapshot import Snapshot
+from routing.tokens import count_prompt_tokens
+
+from .assemble import ChunkAssembler, message_clean
+from .timeouts import Budget, budget_for
+
+logger = logging.getLogger("inferbase.gateway")
+
+# Fields the Anthropic dialect has no equivalent for: accepted, reported as not forwarded.
+ANTHROPIC_UNSUPPORTED = ("frequency_penalty", "presence_penalty", "seed", "logit_bias", "logprobs", "top_logprobs")
+TRUNCATED_HINT = (
+    "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
+    "Raise max_tokens, or send extended_thinking: false for a direct answer."
+)
+Emit = Callable[[bytes], Awaitable[None]]
+
+
+def request_id_new() -> str:
+    return "req-" + secrets.token_hex(8)
+
+
+@dataclass
+class Exchange:
+    """The mutable state of one request, from arrival to its log record."""
+
+    request_id: str
+    started: float = field(default_factory=time.perf_counter)
+    created: float = field(default_factory=time.time)
+    key: KeyInfo | None = None
+    chat: ChatRequest | None = None
+    decision: Decision | None = None
+    routing: dict[str, Any] | None = None
+    prompt_tokens_estimate: int = 0
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    served: ChainLink | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    cost_micros: int = 0
+    status_code: int = 200
+    disposition: str = "served"
+    error_code: str = ""
+    finish_reason: str = ""
+    ttft_ms: int | None = None
+    client_disconnected: bool = False
+    dropped_params: tuple[str, ...] = ()
+    recorded: bool = False
+
+    def elapsed_ms(self) -> int:
+        return int((time.perf_counter() - self.started) * 1000)
+
+
+class _LRU:
+    def __init__(self, size: int) -> None:
+        self._data: OrderedDict[str, Any] = OrderedDict()
+        self._size = size
+
+    def get(self, key: str) -> Any:
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._data[key] = value
+        self._data.move_to_end(key)
+        if len(self._data) > self._size:
+            self._data.popitem(last=False)
+
+
+_classification_cache = _LRU(50_000)
+_session_models = _LRU(100_000)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def classification_for(chat: ChatRequest) -> Classification:
+    """Classify the request on its system prompt and last user turn, through the in-process cache."""
+    system = "\n".join(_text_of(m.get("content")) for m in chat.messages if m.get("role") in ("system", "developer"))
+    user = next((_text_of(m.get("content")) for m in reversed(chat.messages) if m.get("role") == "user"), "")
+    key = classification_key(system=system, user=user, has_tools=chat.has_tools)
+    hit = _classification_cache.get(key)
+    if hit is not None:
+        return Classification(hit.task, hit.complexity, hit.estimated, cached=True)
+    result = classify(system=system, user=user, has_tools=chat.has_tools)
+    _classification_cache.put(key, result)
+    return Classification(result.task, result.complexity, result.estimated, cached=False)
+
+
+def conversation_key(chat: ChatRequest) -> str:
+    """Identify a conversation by its opening (system prompt and first user turn)."""
+    h = hashlib.blake2b(digest_size=16)
+    for message in chat.messages:
+        if message.get("role") in ("system", "developer", "user"):
+            h.update(_text_of(message.get("content")).encode())
+        if message.get("role") == "user":
+            break
+    return h.hexdigest()
+
+
+def _cost_multiplier(key: KeyInfo) -> float:
+    return 0.0 if key.plan == "free" else (10_000 + key.markup_bps) / 10_000
+
+
+def route_request(ex: Exchange, snapshot: Snapshot) -> Decision:
+    """Classify (auto only), count tokens and decide; sets the routing object on the exchange."""
+    assert ex.chat is not None and ex.key is not None
+    chat, key = ex.chat, ex.key
+    t0 = time.perf_counter()
+    prompt_tokens = count_prompt_tokens(list(chat.messages))
+    if chat.has_tools:
+        prompt_tokens += len(orjson.dumps(chat.forward.get("tools"))) // 4
+    ex.prompt_tokens_estimate = prompt_tokens
+    auto = chat.model in ("auto", "inferbase/auto")
+    classification = classification_for(chat) if auto else Classification(None, None)
+    session_model = _session_models.get(conversation_key(chat)) if chat.has_history else None
+    request = RoutingRequest(
+        model=chat.model,
+        prompt_tokens=prompt_tokens,
+        max_tokens=chat.max_tokens,
+        stream=chat.stream,
+        needs_tools=chat.has_tools,
+        needs_structured_output=chat.response_format_type is not None,
+        needs_vision=chat.has_images,
+        extended_thinking=chat.extended_thinking,
+        tool_loop=chat.tool_loop,
+        has_history=chat.has_history,
+        session_model=session_model,
+        project_id=key.project_id,
+        cost_multiplier=_cost_multiplier(key),
+        overrides=chat.routing,
+    )
+    policy = snapshot.policy_for(
+        key_policy_id=key.policy_id, project_id=key.project_id, organization_id=key.organization_id
+    )
+    try:
+        decision = decide(request, classification, policy, snapshot)
+    except RoutingError as exc:
+        ex.disposition = "not_routed"
+        raise ApiError(exc.status, exc.message, code=exc.code, param=exc.param) from exc
+    routing = {"object": "routing", **decision.routing}
+    routing["routing_time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
+    ex.decision = decision
+    ex.routing = routing
+    return decision
+
+
+def _thinks(link: ChainLink, decision: Decision, index: int) -> bool:
+    if link.model.reasoning == "always_on":
+        return True
+    if link.model.reasoning == "none":
+        return False
+    return decision.thinking is not False
+
+
+def _call_options(link: ChainLink, decision: Decision, budget: Budget, first_token_s: float) -> CallOptions:
+    thinking = decision.thinking if link.model.reasoning == "switchable" else None
+    return CallOptions(
+        first_token_timeout=max(0.001, first_token_s),
+        idle_timeout=budget.idle_s,
+        deadline=time.monotonic() + budget.attempt_max_s,
+        thinking=thinking,
+    )
+
+
+def _target(link: ChainLink) -> UpstreamTarget:
+    route = link.route
+    return UpstreamTarget(
+        provider=route.provider,
+        dialect=route.dialect,
+        base_url=route.base_url,
+        upstream_model=route.upstream_model,
+        api_key=link.api_key,
+    )
+
+
+def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
+    dropped = set(chat.dropped_params)
+    if link.route.dialect == "anthropic":
+        dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
+    return tuple(sorted(dropped))
+
+
+def _attempt_record(link: ChainLink, outcome: str, started: float, *, status: int | None = None,
+                    error: str = "") -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "route": link.route.route_id,
+        "model": link.model.id,
+        "outcome": outcome,
+        "ms": int((time.perf_counter() - started) * 1000),
+    }
+    if status is not None:
+        record["status"] = status
+    if error:
+        record["error"] = error[:300]
+    return record
+
+
+def _charge(ex: Exchange, link: ChainLink, usage: dict[str, Any]) -> int:
+    assert ex.key is not None
+    cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0
+    counts = UsageCounts(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), int(cached))
+    price = RoutePrice(link.route.price_input, link.route.price_output, link.route.price_cached_input)
+    return cost_micros(counts, price, Charging(plan=ex.key.plan, markup_bps=ex.key.markup_bps, own_provider_key=link.own_key))
+
+
+def _usage_from(ex: Exchange, upstream: dict[str, Any] | None, completion_text: str) -> dict[str, Any]:
+    if upstream and "prompt_tokens" in upstream:
+        usage = {k: upstream[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens",
+                                          "prompt_tokens_details", "completion_tokens_details") if upstream.get(k) is not None}
+        usage.setdefault("total_tokens", int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)))
+        return usage
+    completion = max(1, len(completion_text) // 4) if completion_text else 0
+    return {"prompt_tokens": ex.prompt_tokens_estimate, "completion_tokens": completion,
+            "total_tokens": ex.prompt_tokens_estimate + completion, "estimated": True}
+
+
+def _all_failed(ex: Exchange) -> ApiError:
+    outcomes = [a["outcome"] for a in ex.attempts]
+    if outcomes and all("timeout" in o for o in outcomes):
+        status, code, message = 504, "upstream_timeout", "Every route in the chain timed out."
+    elif outcomes and all(o == "connect_error" for o in outcomes):
+        status, code, message = 503, "upstream_unavailable", "No route in the chain could be reached."
+    else:
+        status, code, message = 502, "upstream_error", "Every route in the chain failed."
+    detail = "; ".join(f"{a['route']}: {a['outcome']}" for a in ex.attempts)
+    ex.disposition = code
+    return ApiError(status, f"{message} Attempts: {detail}.", code=code, type=ErrorType.UPSTREAM)
+
+
+def _first_token_left(ex: Exchange, budget: Budget) -> float:
+    return min(budget.first_token_s, budget.first_token_deadline_s - (time.perf_counter() - ex.started))
+
+
+def _body_for(chat: ChatRequest) -> dict[str, Any]:
+    return {"messages": list(chat.messages), **chat.forward}
+
+
+def _truncated_by_thinking(message: dict[str, Any], finish_reason: str | None) -> bool:
+    return finish_reason == "length" and bool(message.get("reasoning_content"))
+
+
+async def complete(ex: Exchange) -> dict[str, Any]:
+    """Walk the chain for a non-streamed request; return the response body or raise ApiError."""
+    assert ex.chat is not None and ex.decision is not None
+    chat, decision = ex.chat, ex.decision
+    client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
+    body = _body_for(chat)
+    chain = decision.chain
+    last_result: tuple[ChainLink, dict[str, Any]] | None = None
+    for index, link in enumerate(chain):
+        thinks = _thinks(link, decision, index)
+        budget = budget_for(stream=False, thinks=thinks, first_token_ms=decision.first_token_timeout_ms,
+                            deadline_ms=decision.total_deadline_ms)
+        left = _first_token_left(ex, budget)
+        if left <= 0:
+            ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
+            break
+        options = _call_options(link, decision, budget, left)
+        adapter = adapter_for(link.route.dialect)
+        started = time.perf_counter()
+        try:
+            if budget.upstream_stream:
+                assembler = ChunkAssembler()
+                async with asyncio.timeout(budget.attempt_max_s):
+                    async for chunk in adapter.stream(client, _target(link), body, options):
+                        assembler.add(chunk)
+                result = assembler.completion()
+            else:
+                result = await adapter.complete(client, _target(link), body, options)
+        except UpstreamError as exc:
+            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            if not exc.retryable:
+                ex.disposition = "upstream_rejected"
+                raise ApiError(400 if exc.status and exc.status < 500 else 502, f"The upstream refused the request: {exc.message}",
+                               code="upstream_rejected", type=ErrorType.UPSTREAM) from exc
+            continue
+        except TimeoutError:
+            ex.attempts.append(_attempt_record(link, "timeout", started))
+            continue
+        choice = result["choices"][0]
+        message = message_clean(choice.get("message") or {})
+        finish = choice.get("finish_reason")
+        if finish == "length" and not message.get("content") and not message.get("tool_calls") and index + 1 < len(chain):
+            # An answer cut off before any content is a failed attempt: ask the next model.
+            ex.attempts.append(_attempt_record(link, "no_content_before_limit", started))
+            last_result = (link, result)
+            continue
+        ex.attempts.append(_attempt_record(link, "served", started))
+        return _completion_response(ex, link, result, message, finish)
+    if last_result is not None:
+        link, result = last_result
+        choice = result["choices"][0]
+        ex.attempts[-1]["outcome"] = "served"
+        return _completion_response(ex, link, result, message_clean(choice.get("message") or {}), choice.get("finish_reason"))
+    raise _all_failed(ex)
+
+
+def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], message: dict[str, Any],
+                         finish: str | None) -> dict[str, Any]:
+    assert ex.chat is not None and ex.routing is not None
+    ex.served = link
+    ex.finish_reason = finish or "stop"
+    ex.dropped_params = _dropped_for(ex.chat, link)
+    usage = _usage_from(ex, result.get("usage"), str(message.get("content") or ""))
+    ex.usage = usage
+    ex.cost_micros = _charge(ex, link, usage)
+    routing = {k: v for k, v in ex.routing.items() if k != "object"}
+    if _truncated_by_thinking(message, finish):
+        routing["truncated"] = "max_tokens"
+        routing["truncated_hint"] = TRUNCATED_HINT
+    _remember_session(ex, link)
+    usage_out = dict(usage)
+    usage_out.pop("estimated", None)
+    usage_out["cost_micros"] = ex.cost_micros
+    usage_out["latency_ms"] = ex.elapsed_ms()
+    if ex.dropped_params:
+        usage_out["dropped_params"] = list(ex.dropped_params)
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": ex.finish_reason, "logprobs": result["choices"][0].get("logprobs")}
+    return {
+        "id": ex.request_id,
+        "object": "chat.completion",
+        "created": int(ex.created),
+        "model": link.model.id,
+        "choices": [choice],
+        "usage": usage_out,
+        "routing": routing,
+    }
+
+
+def _remember_session(ex: Exchange, link: ChainLink) -> None:
+    if ex.chat is not None:
+        _session_models.put(conversation_key(ex.chat), link.model.id)
+
+
+def sse(data: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(data) + b"\n\n"
+
+
+SSE_DONE = b"data: [DONE]\n\n"
+SSE_KEEPALIVE = b": processing\n\n"
+
+
+def _is_token(chunk: dict[str, Any]) -> tuple[bool, bool]:
+    """Return (carries content or a tool call, carries reasoning)."""
+    content = reasoning = False
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        if delta.get("content") or delta.get("tool_calls") or delta.get("refusal"):
+            content = True
+        if delta.get("reasoning_content") or delta.get("reasoning"):
+            reasoning = True
+        if choice.get("finish_reason"):
+            content = True
+    return content, reasoning
+
+
+class _Committed(Exception):
+    """A failure after tokens reached the client: no fallback, an error event instead."""
+
+    def __init__(self, error: UpstreamError | TimeoutError) -> None:
+        self.error = error
+
+
+async def _keepalive(source: AsyncIterator[dict[str, Any]], emit: Emit, interval: float) -> AsyncIterator[dict[str, Any]]:
+    """Yield from source; when nothing arrives for `interval` seconds, send an SSE comment line."""
+    pending: asyncio.Task[dict[str, Any]] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(source))
+            done, _ = await asyncio.wait({pending}, timeout=interval)
+            if not done:
+                await emit(SSE_KEEPALIVE)
+                continue
+            task, pending = pending, None
+            try:
+                yield task.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        if pending is not None:
+            pending.cancel()
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "id": ex.request_id,
+        "object": "chat.completion.chunk",
+        "created": int(ex.created),
+        "model": link.model.id,
+        "choices": [],
+    }
+    for choice in chunk.get("choices") or ():
+        delta = dict(choice.get("delta") or {})
+        if "reasoning" in delta and "reasoning_content" not in delta:
+            delta["reasoning_content"] = delta.pop("reasoning")
+        out["choices"].append({"index": choice.get("index", 0), "delta": delta,
+                               "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs")})
+    return out
+
+
+async def stream(ex: Exchange, emit: Emit) -> None:
+    """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE]."""
+    assert ex.chat is not None and ex.decision is not None and ex.routing is not None
+    chat, decision = ex.chat, ex.decision
+    client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
+    body = _body_for(chat)
+    await emit(sse({**ex.routing, "choices": []}))
+    interval = settings.INFERBASE_STREAM_KEEPALIVE_SECONDS
+    hold_reasoning = chat.extended_thinking is False
+    for index, link in enumerate(decision.chain):
+        budget = budget_for(stream=True, thinks=_thinks(link, decision, index),
+                            first_token_ms=decision.first_token_timeout_ms, deadline_ms=decision.total_deadline_ms)
+        left = _first_token_left(ex, budget)
+        if left <= 0:
+            ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
+            break
+        options = _call_options(link, decision, budget, left)
+        adapter = adapter_for(link.route.dialect)
+        started = time.perf_counter()
+        try:
+            served = await _stream_attempt(ex, link, adapter.stream(client, _target(link), body, options),
+                                           emit, interval, hold_reasoning, budget)
+        except _Committed as committed:
+            err = committed.error
+            outcome = err.outcome if isinstance(err, UpstreamError) else "timeout"
+            ex.attempts.append(_attempt_record(link, outcome, started, error=str(err)))
+            ex.disposition = "failed_mid_stream"
+            ex.status_code = 200
+            ex.error_code = outcome
+            ex.served = link
+            await emit(sse({"object": "error", "error": {
+                "message": f"The upstream failed after the answer had started ({outcome}); the answer is incomplete.",
+                "type": str(ErrorType.UPSTREAM), "code": ex.disposition, "param": None}}))
+            await emit(SSE_DONE)
+            return
+        except UpstreamError as exc:
+            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            continue
+        except TimeoutError:
+            ex.attempts.append(_attempt_record(link, "timeout", started))
+            continue
+        if served is None:
+            ex.attempts.append(_attempt_record(link, "no_content_before_limit", started))
+            continue
+        ex.attempts.append(_attempt_record(link, "served", started))
+        await _stream_finish(ex, link, served)
+        await _emit_usage(ex, link, served, emit)
+        return
+    error = _all_failed(ex)
+    ex.status_code = 200
+    ex.error_code = error.code
+    await emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    await emit(SSE_DONE)
+
+
+async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[dict[str, Any]], emit: Emit,
+                          interval: float, hold_reasoning: bool, budget: Budget) -> ChunkAssembler | None:
+    """Relay one attempt; before the first token a failure raises (fallback), after it `_Committed`."""
+    assembler = ChunkAssembler()
+    pending: list[dict[str, Any]] = []
+    committed = False
+    try:
+        async with asyncio.timeout(budget.attempt_max_s):
+            async for chunk in _keepalive(source, emit, interval):
+                assembler.add(chunk)
+                if not chunk.get("choices"):
+                    continue  # the upstream's usage chunk: we send our own usage
+                out = _chunk_out(ex, link, chunk)
+                if committed:
+                    await emit(sse(out))
+                    continue
+                content, reasoning = _is_token(chunk)
+                if content or (reasoning and not hold_reasoning):
+                    committed = True
+                    ex.ttft_ms = ex.elapsed_ms()
+                    for held in pending:
+                        await emit(sse(held))
+                    pending.clear()
+                    await emit(sse(out))
+                else:
+                    pending.append(out)
+    except (UpstreamError, TimeoutError) as exc:
+        if committed:
+            raise _Committed(exc) from exc
+        raise
+    if not committed:
+        return None  # ended with reasoning only (held) or nothing at all
+    return assembler
+
+
+async def _stream_finish(ex: Exchange, link: ChainLink, assembler: ChunkAssembler) -> None:
+    assert ex.chat is not None
+    ex.served = link
+    ex.finish_reason = assembler.finish_reason or "stop"
+    ex.dropped_params = _dropped_for(ex.chat, link)
+    ex.usage = _usage_from(ex, assembler.usage, "".join(assembler.content))
+    ex.cost_micros = _charge(ex, link, ex.usage)
+    _remember_session(ex, link)
+
+
+async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, emit: Emit) -> None:
+    assert ex.chat is not None
+    usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
+    if ex.chat.include_usage:
+        await emit(sse({"id": ex.request_id, "object": "chat.completion.chunk", "created": int(ex.created),
+                        "model": link.model.id, "choices": [], "usage": usage}))
+    event: dict[str, Any] = {
+        "object": "usage",
+        "id": ex.request_id,
+        "model": link.model.id,
+        "choices": [],
+        "usage": {**usage, "cost_micros": ex.cost_micros, "latency_ms": ex.elapsed_ms(), "ttft_ms": ex.ttft_ms},
+    }
+    if ex.dropped_params:
+        event["usage"]["dropped_params"] = list(ex.dropped_params)
+    if ex.finish_reason == "length" and assembler.reasoning:
+        event["truncated"] = "max_tokens"
+        event["truncated_hint"] = TRUNCATED_HINT
+    await emit(sse(event))
+    await emit(SSE_DONE)
+
+
+def record(ex: Exchange) -> None:
+    """Hand the request's log record (and its decision) to the recorder; at most once."""
+    if ex.recorded:
+        return
+    ex.recorded = True
+    key = ex.key
+    served = ex.served
+    decision = ex.decision
+    usage = ex.usage or {}
+    details = usage.get("completion_tokens_details") or {}
+    log = {
+        "request_id": ex.request_id,
+        "organization_id": key.organization_id if key else None,
+        "project_id": key.project_id if key else None,
+        "api_key_id": key.key_id if key else None,
+        "created_at": ex.created,
+        "model_requested": ex.chat.model if ex.chat else "",
+        "model_served": served.model.id if served else "",
+        "route_served": served.route.route_id if served else "",
+        "stream": bool(ex.chat and ex.chat.stream),
+        "status_code": ex.status_code,
+        "final_disposition": ex.disposition,
+        "error_code": ex.error_code,
+        "finish_reason": ex.finish_reason,
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+        "reasoning_tokens": details.get("reasoning_tokens"),
+        "cost_micros": ex.cost_micros,
+        "latency_ms": ex.elapsed_ms(),
+        "ttft_ms": ex.ttft_ms,
+        "attempts": ex.attempts,
+        "dropped_params": list(ex.dropped_params),
+        "client_disconnected": ex.client_disconnected,
+    }
+    entry: dict[str, Any] = {"log": log, "decision": None}
+    if decision is not None and ex.routing is not None:
+        routing = {k: v for k, v in ex.routing.items() if k != "object"}
+        chain_ids = [link.route.route_id for link in decision.chain]
+        entry["decision"] = {
+            "request_id": ex.request_id,
+            "organization_id": key.organization_id if key else None,
+            "created_at": ex.created,
+            "routing_mode": routing.get("optimize_mode") or decision.policy.objective,
+            "classifier_task_family": routing.get("task"),
+            "complexity_band": routing.get("complexity"),
+            "eligibility_pool_size": decision.eligibility_pool_size,
+            "final_disposition": ex.disposition,
+            "decisiveness": routing.get("decisiveness"),
+            "forced_single": bool(routing.get("forced_single")),
+            "chain_attempted": chain_ids,
+            "route_displays": {link.route.route_id: link.model.name for link in decision.chain},
+            "filter_trail": list(decision.filter_trail),
+            "filter_trail_text": list(decision.filter_trail_text),
+            "routing": routing,
+            "attempts": ex.attempts,
+        }
+    recorder().record(entry)

@@ -1,0 +1,212 @@
+"""Settings for Inferbase, read from the environment only here.
+
+With nothing set: SQLite, in-process cache and channel layer, eager Celery, simulated upstream.
+Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (cache, channel layer, Celery broker).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def database_from_url(url: str) -> dict[str, object]:
+    parsed = urlparse(url)
+    if parsed.scheme in ("postgres", "postgresql", "pgsql"):
+        options = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
+            "USER": unquote(parsed.username or ""),
+            "PASSWORD": unquote(parsed.password or ""),
+            "HOST": parsed.hostname or "",
+            "PORT": str(parsed.port or ""),
+            "OPTIONS": options,
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+    if parsed.scheme == "sqlite":
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": parsed.path or ":memory:"}
+    raise ImproperlyConfigured(f"DATABASE_URL scheme {parsed.scheme!r} is not supported (postgres, sqlite)")
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY") or "inferbase-insecure-development-key-change-me-in-production"
+ALLOWED_HOSTS = [h.strip() for h in env_str("ALLOWED_HOSTS", "*").split(",") if h.strip()]
+PORT = env_int("PORT", 8000, minimum=1)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "channels",
+    "providers",
+    "routing",
+    "billing",
+    "observability",
+    "inferbase.accounts",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "inferbase.urls"
+ASGI_APPLICATION = "inferbase.asgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env_str("SQLITE_PATH") or str(BASE_DIR / "db.sqlite3"),
+            "OPTIONS": {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("INFERBASE_CACHE_PREFIX", "inferbase"),
+        }
+    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_TASK_ALWAYS_EAGER = False
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "inferbase"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CELERY_BROKER_URL = "memory://"
+    CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "inferbase.api.auth.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "inferbase.api.errors.drf_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    "loggers": {"inferbase": {"level": env_str("LOG_LEVEL", "INFO"), "handlers": ["console"], "propagate": False}},
+}
+
+# --- Inferbase ---------------------------------------------------------------------------------
+INFERBASE_CATALOG_PATH = Path(env_str("INFERBASE_CATALOG_PATH") or BASE_DIR / "routing" / "data" / "catalog.json")
+INFERBASE_EVIDENCE_PATH = Path(env_str("INFERBASE_EVIDENCE_PATH") or BASE_DIR / "routing" / "data" / "evidence.json")
+# Simulated routes serve every catalog model without network or keys; switch off in production.
+INFERBASE_SIMULATED_ROUTES = env_bool("INFERBASE_SIMULATED_ROUTES", True)
+# Where the simulated upstream answers. By default the gateway mounts it at /simulated on itself.
+INFERBASE_SIMULATED_URL = (env_str("INFERBASE_SIMULATED_URL") or f"http://127.0.0.1:{PORT}/simulated").rstrip("/")
+INFERBASE_SIMULATED_MOUNT = env_bool("INFERBASE_SIMULATED_MOUNT", True)
+INFERBASE_SIMULATED_TIME_SCALE = env_float("INFERBASE_SIMULATED_TIME_SCALE", 1.0, minimum=0.0)
+INFERBASE_MAX_BODY_BYTES = env_int("INFERBASE_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1024)
+INFERBASE_STREAM_KEEPALIVE_SECONDS = env_float("INFERBASE_STREAM_KEEPALIVE_SECONDS", 15.0, minimum=0.01)
+# "aiohttp" (httpx over the aiohttp transport, measured faster here) or "httpx" (httpx's own pool).
+INFERBASE_UPSTREAM_TRANSPORT = env_str("INFERBASE_UPSTREAM_TRANSPORT", "aiohttp")
+if INFERBASE_UPSTREAM_TRANSPORT not in ("aiohttp", "httpx"):
+    raise ImproperlyConfigured("INFERBASE_UPSTREAM_TRANSPORT must be 'aiohttp' or 'httpx'")
+# How long an in-process copy of the catalog snapshot or an API key is trusted before re-checking.
+INFERBASE_SNAPSHOT_CHECK_SECONDS = env_float("INFERBASE_SNAPSHOT_CHECK_SECONDS", 1.0, minimum=0.0)
+INFERBASE_KEY_CACHE_SECONDS = env_float("INFERBASE_KEY_CACHE_SECONDS", 30.0, minimum=0.0)
+# Where log records wait when the database cannot take them (replayed when it can).
+INFERBASE_SPOOL_DIR = Path(env_str("INFERBASE_SPOOL_DIR") or BASE_DIR / "var" / "spool")
+INFERBASE_ENCRYPTION_KEY = env_str("INFERBASE_ENCRYPTION_KEY")

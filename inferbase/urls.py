@@ -1,0 +1,21 @@
+"""URLs served by Django (chat completions is routed to its consumer in asgi.py, ahead of these)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+
+from inferbase.api import views
+
+api_patterns = [
+    path("models", views.models_view, name="models"),
+    re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)/health$", views.model_health_view, name="model-health"),
+    path("routing-decisions/<str:request_id>", views.RoutingDecisionView.as_view(), name="routing-decision"),
+    re_path(r"^(?P<path>.*)$", views.not_found_view),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/inference/", include((api_patterns, "api"), namespace="inference")),
+    path("api/v1/", include((api_patterns, "api"), namespace="v1")),
+]

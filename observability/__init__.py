@@ -1,0 +1,1 @@
+"""Persisted routing decisions and request logs; stores what it is handed, off the response path."""

@@ -1,0 +1,52 @@
+"""One RequestLog per request that reached the gateway, and one RoutingDecision per routed request."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class RequestLog(models.Model):
+    request_id = models.CharField(max_length=40, unique=True)
+    organization_id = models.BigIntegerField(null=True, db_index=True)
+    project_id = models.BigIntegerField(null=True)
+    api_key_id = models.BigIntegerField(null=True)
+    created_at = models.DateTimeField(db_index=True)
+    model_requested = models.CharField(max_length=160, blank=True, default="")
+    model_served = models.CharField(max_length=160, blank=True, default="")
+    route_served = models.CharField(max_length=240, blank=True, default="")
+    stream = models.BooleanField(default=False)
+    status_code = models.PositiveSmallIntegerField()
+    final_disposition = models.CharField(max_length=40)
+    error_code = models.CharField(max_length=64, blank=True, default="")
+    finish_reason = models.CharField(max_length=32, blank=True, default="")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    reasoning_tokens = models.PositiveIntegerField(null=True)
+    cost_micros = models.BigIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    ttft_ms = models.PositiveIntegerField(null=True)
+    attempts = models.JSONField(default=list)
+    dropped_params = models.JSONField(default=list)
+    client_disconnected = models.BooleanField(default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["organization_id", "-created_at"], name="log_org_created")]
+
+
+class RoutingDecision(models.Model):
+    request_id = models.CharField(max_length=40, unique=True)
+    organization_id = models.BigIntegerField(null=True, db_index=True)
+    created_at = models.DateTimeField()
+    routing_mode = models.CharField(max_length=16)
+    classifier_task_family = models.CharField(max_length=32, null=True)
+    complexity_band = models.CharField(max_length=16, null=True)
+    eligibility_pool_size = models.PositiveIntegerField(default=0)
+    final_disposition = models.CharField(max_length=40)
+    decisiveness = models.FloatField(null=True)
+    forced_single = models.BooleanField(default=False)
+    chain_attempted = models.JSONField(default=list)
+    route_displays = models.JSONField(default=dict)
+    filter_trail = models.JSONField(default=list)
+    filter_trail_text = models.JSONField(default=list)
+    routing = models.JSONField(default=dict, help_text="The routing object as the client saw it.")
+    attempts = models.JSONField(default=list)

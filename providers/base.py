@@ -1,0 +1,58 @@
+"""The provider adapter protocol and the values that cross it.
+
+An adapter speaks one upstream dialect. It takes an OpenAI-shaped chat-completions body (already
+reduced to what the route accepts, `model` set to the upstream name) and gives back OpenAI-shaped
+values: a `chat.completion` dict, or an async iterator of `chat.completion.chunk` dicts. Errors are
+`providers.errors.UpstreamError` subclasses, never httpx exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamTarget:
+    """Where and how to call one route."""
+
+    provider: str  # provider slug, e.g. "groq", "simulated"
+    dialect: str  # "openai" or "anthropic"
+    base_url: str  # e.g. "https://api.groq.com/openai/v1" (no trailing slash)
+    upstream_model: str
+    api_key: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """Per-attempt limits. Times in seconds; `first_token_timeout` bounds the wait for the first byte
+    of a non-streamed answer or the first content/reasoning/tool delta of a stream; `idle_timeout`
+    bounds silence between stream events after that; `deadline` is an absolute `time.monotonic()`."""
+
+    first_token_timeout: float
+    idle_timeout: float
+    deadline: float
+    thinking: bool | None = None  # True on, False off, None leave to the model
+    thinking_budget: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ProviderAdapter(Protocol):
+    dialect: str
+
+    async def complete(
+        self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
+    ) -> dict[str, Any]:
+        """Return an OpenAI `chat.completion` dict; raise UpstreamError on any failure."""
+        ...
+
+    def stream(
+        self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield OpenAI `chat.completion.chunk` dicts (the last one may carry `usage`); raise
+        UpstreamError on failure. Closing the iterator cancels the upstream request."""
+        ...

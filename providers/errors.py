@@ -1,0 +1,48 @@
+"""Errors an upstream call can end with, translated from httpx and upstream statuses at the boundary."""
+
+from __future__ import annotations
+
+
+class UpstreamError(Exception):
+    """An attempt against one route failed; `retryable` says whether the next route may be tried."""
+
+    outcome = "upstream_error"
+    retryable = True
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.body = body
+
+
+class UpstreamConnectError(UpstreamError):
+    outcome = "connect_error"
+
+
+class UpstreamTimeout(UpstreamError):
+    outcome = "timeout"
+
+
+class FirstTokenTimeout(UpstreamTimeout):
+    outcome = "first_token_timeout"
+
+
+class UpstreamStatusError(UpstreamError):
+    """The upstream answered with an error status (5xx, 429, or a 4xx)."""
+
+    def __init__(self, message: str, *, status: int, body: str | None = None) -> None:
+        super().__init__(message, status=status, body=body)
+        self.outcome = "rate_limited" if status == 429 else f"http_{status}"
+        # A 4xx other than 408/409/429 is the request's fault: another route would refuse it too,
+        # except auth/permission/not-found problems that are specific to this route's credential.
+        self.retryable = status >= 500 or status in (401, 403, 404, 408, 409, 429)
+
+
+class UpstreamMalformed(UpstreamError):
+    outcome = "malformed_response"
+
+
+class UpstreamCancelled(UpstreamError):
+    outcome = "cancelled"
+    retryable = False

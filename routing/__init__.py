@@ -1,0 +1,1 @@
+"""Catalog, evidence, routing policies, the classifier and the decision engine."""

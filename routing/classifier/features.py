@@ -1,0 +1,249 @@
+"""Bounded input windows and hashed sparse features shared by training and inference."""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+SYSTEM_CHARS = 1_000
+USER_HEAD_CHARS = 3_000
+USER_TAIL_CHARS = 1_000
+N_BUCKETS = 1 << 18
+FEATURE_VERSION = "f1"
+
+_MASK = np.uint64(N_BUCKETS - 1)
+_PRIME = 0x100000001B3
+_MIX_A = 0xFF51AFD7ED558CCD
+_MIX_B = 0xC4CEB9FE1A85EC53
+_SALT_CHAR = {3: 0x9E3779B97F4A7C15, 4: 0xBF58476D1CE4E5B9, 5: 0x94D049BB133111EB}
+_SALT_SYSTEM = 0x2545F4914F6CDD1D
+_SALT_BIGRAM = 0x5851F42D4C957F2D
+_SPACE = np.array([32], dtype=np.uint64)
+
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
+
+_HARD_WORDS = (
+    "prove proof proofs derive derivation rigorous rigorously optimize optimise optimal optimization "
+    "asymptotic complexity concurrency concurrent distributed lockfree scalable scalability architecture "
+    "formal formally invariant invariants theorem lemma counterexample induction tradeoffs tradeoff "
+    "démontrer démontrez prouver prouvez démonstration beweise beweisen beweis optimieren "
+    "demuestra demuestre demostrar demostración optimizar demonstre demonstrar demonstração otimizar "
+    "dimostra dimostrare dimostrazione ottimizzare докажите доказать доказательство оптимизируйте "
+    "оптимизировать"
+).split()
+_HARD_BIGRAMS = ("step by", "by step", "edge cases", "trade offs", "étape par", "paso a", "schritt für")
+_HARD_CJK = ("证明", "証明", "最优", "最適", "推导", "導出", "逐步", "ステップ")
+_CONSTRAINT_WORDS = (
+    "must should exactly without ensure require requires required only include avoid constraint "
+    "constraints handle support never always limit doit doivent sans debe deben sin muss müssen ohne "
+    "deve devem sem deve devono senza должен должна должно должны без"
+).split()
+_CONSTRAINT_BIGRAMS = ("at least", "at most", "no more", "no longer", "make sure", "au moins", "al menos", "mindestens")
+_CONSTRAINT_CJK = ("必须", "不要", "至少", "必ず", "以内", "ないで")
+_LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]")
+N_DENSE = 9
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The bounded slice of a request the classifier reads."""
+
+    system: str
+    user: str
+    user_length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Hashed bucket indices per feature group plus a small dense vector."""
+
+    user_words: np.ndarray
+    user_chars: np.ndarray
+    system: np.ndarray
+    dense: np.ndarray
+
+
+def window_of(*, system: str, user: str) -> Window:
+    """Return the bounded window: system head, user head and tail, and the user's full length."""
+    if len(user) > USER_HEAD_CHARS + USER_TAIL_CHARS:
+        user_window = user[:USER_HEAD_CHARS] + "\n" + user[-USER_TAIL_CHARS:]
+    else:
+        user_window = user
+    return Window(system=system[:SYSTEM_CHARS], user=user_window, user_length=len(user))
+
+
+_tables_lock = threading.RLock()
+_tables: dict[str, np.ndarray] = {}
+
+
+def _word_table() -> np.ndarray:
+    """Return a lookup of which BMP code points count as word characters, built once."""
+    table = _tables.get("word")
+    if table is None:
+        with _tables_lock:
+            table = _tables.get("word")
+            if table is None:
+                table = np.array([chr(i).isalnum() or i == 95 for i in range(0x10000)], dtype=bool)
+                for low, high in _CJK_RANGES:
+                    table[low : high + 1] = False
+                _tables["word"] = table
+    return table
+
+
+def _powers() -> tuple[np.ndarray, np.ndarray]:
+    """Return _PRIME**i and its inverse power modulo 2**64 for every position of a window."""
+    cached = _tables.get("powers")
+    if cached is None:
+        with _tables_lock:
+            size = USER_HEAD_CHARS + USER_TAIL_CHARS + 1
+            inverse = pow(_PRIME, -1, 1 << 64)
+            forward = np.cumprod(np.full(size, _PRIME, dtype=np.uint64), dtype=np.uint64)
+            backward = np.cumprod(np.full(size, inverse, dtype=np.uint64), dtype=np.uint64)
+            one = np.ones(1, dtype=np.uint64)
+            _tables["inverse"] = np.concatenate([one, backward[:-1]])
+            _tables["powers"] = cached = np.concatenate([one, forward[:-1]])
+    return cached, _tables["inverse"]
+
+
+def _codepoints(text: str) -> np.ndarray:
+    """Return lower-cased code points with whitespace folded to spaces and digits to zero."""
+    points = np.frombuffer(text.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+    points[points < 32] = 32
+    points[(points >= 49) & (points <= 57)] = 48
+    return points
+
+
+def _mix(values: np.ndarray, salt: int) -> np.ndarray:
+    """Scramble 64-bit values and reduce them to bucket indices."""
+    values = values ^ np.uint64(salt)
+    values = values ^ (values >> np.uint64(33))
+    values = values * np.uint64(_MIX_A)
+    values = values ^ (values >> np.uint64(29))
+    values = values * np.uint64(_MIX_B)
+    values = values ^ (values >> np.uint64(32))
+    return (values & _MASK).astype(np.intp)
+
+
+def _char_ngrams(points: np.ndarray, salt: int) -> np.ndarray:
+    """Return bucket indices of every character 3-, 4- and 5-gram."""
+    padded = np.concatenate([_SPACE, points, _SPACE])
+    prime = np.uint64(_PRIME)
+    size = len(padded)
+    rolling = padded[: size - 1] * prime + padded[1:]
+    grams = []
+    for n in (3, 4, 5):
+        if size < n:
+            break
+        rolling = rolling[: size - n + 1] * prime + padded[n - 1 :]
+        grams.append(rolling + np.uint64(_SALT_CHAR[n]))
+    return _mix(np.concatenate(grams), salt) if grams else np.zeros(0, dtype=np.intp)
+
+
+def _word_hashes(points: np.ndarray) -> np.ndarray:
+    """Return one position-independent 64-bit hash per word (run of word characters, CJK excluded)."""
+    mask = _word_table()[np.minimum(points, 0xFFFF)]
+    starts = mask.copy()
+    starts[1:] &= ~mask[:-1]
+    start_pos = np.flatnonzero(starts)
+    if len(start_pos) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    forward, inverse = _powers()
+    contrib = points * forward[: len(points)]
+    contrib[~mask] = 0
+    return np.add.reduceat(contrib, start_pos) * inverse[start_pos]
+
+
+def _bigram_hashes(words: np.ndarray) -> np.ndarray:
+    """Return one 64-bit hash per pair of adjacent words."""
+    return words[:-1] * np.uint64(_PRIME) + words[1:]
+
+
+def _word_ngrams(words: np.ndarray, bigrams: np.ndarray, salt: int) -> np.ndarray:
+    """Return bucket indices of word unigrams and bigrams."""
+    return np.concatenate([_mix(words, salt), _mix(bigrams, salt ^ _SALT_BIGRAM)])
+
+
+def _keyword_table() -> tuple[np.ndarray, np.ndarray]:
+    """Return sorted hashes of every keyword unigram and bigram, and each one's group (0 hard, 1 constraint)."""
+    cached = _tables.get("keywords")
+    if cached is None:
+        with _tables_lock:
+            entries: dict[int, int] = {}
+            groups = ((*_HARD_WORDS, *_HARD_BIGRAMS), (*_CONSTRAINT_WORDS, *_CONSTRAINT_BIGRAMS))
+            for group, phrases in enumerate(groups):
+                for phrase in phrases:
+                    words = _word_hashes(_codepoints(phrase))
+                    hashes = words if len(words) == 1 else _bigram_hashes(words)
+                    entries[int(hashes[0])] = group
+            keys = np.array(sorted(entries), dtype=np.uint64)
+            _tables["keyword_groups"] = np.array([entries[int(k)] for k in keys], dtype=np.intp)
+            _tables["keywords"] = cached = keys
+    return cached, _tables["keyword_groups"]
+
+
+def _keyword_counts(words: np.ndarray, bigrams: np.ndarray) -> np.ndarray:
+    """Count hard-signal and constraint keywords among word unigrams and bigrams."""
+    keys, groups = _keyword_table()
+    values = np.concatenate([words, bigrams])
+    if len(values) == 0:
+        return np.zeros(2, dtype=np.intp)
+    positions = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return np.bincount(groups[positions[keys[positions] == values]], minlength=2)
+
+
+def _list_items(text: str) -> int:
+    """Count lines that start a bullet or a numbered item."""
+    return len(_LIST_ITEM.findall(text)) if "\n" in text else 0
+
+
+def _cjk_count(text: str, phrases: tuple[str, ...]) -> int:
+    """Count CJK keyword occurrences, skipping the scan for ASCII text."""
+    return 0 if text.isascii() else sum(text.count(phrase) for phrase in phrases)
+
+
+def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray) -> np.ndarray:
+    """Return the small dense feature vector (bias, length and shape signals)."""
+    text = window.user
+    counts = _keyword_counts(words, bigrams)
+    hard = int(counts[0]) + _cjk_count(text, _HARD_CJK)
+    constraints = int(counts[1]) + _cjk_count(text, _CONSTRAINT_CJK)
+    return np.array(
+        [
+            1.0,
+            np.log1p(window.user_length) / 5.0,
+            np.log1p(text.count("\n")) / 3.0,
+            min(hard, 6) / 3.0,
+            min(constraints, 12) / 6.0,
+            min(_list_items(text), 12) / 6.0,
+            float("```" in text),
+            min(text.count("?") + text.count("？"), 6) / 3.0,
+            np.log1p(len(window.system)) / 5.0,
+        ],
+        dtype=np.float32,
+    )
+
+
+def features_of(window: Window) -> Features:
+    """Hash a window into sparse bucket indices and dense signals."""
+    user_points = _codepoints(window.user)
+    words = _word_hashes(user_points)
+    bigrams = _bigram_hashes(words)
+    system = np.zeros(0, dtype=np.intp)
+    if window.system:
+        system_points = _codepoints(window.system)
+        system_words = _word_hashes(system_points)
+        system = np.concatenate(
+            [
+                _word_ngrams(system_words, _bigram_hashes(system_words), _SALT_SYSTEM),
+                _char_ngrams(system_points, _SALT_SYSTEM),
+            ]
+        )
+    return Features(
+        user_words=_word_ngrams(words, bigrams, 0),
+        user_chars=_char_ngrams(user_points, 0),
+        system=system,
+        dense=_dense(window, words, bigrams),
+    )

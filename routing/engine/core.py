@@ -1,0 +1,278 @@
+"""decide(): the pinned and auto paths from request to chain and routing object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
+from ..snapshot import ModelSnap, PolicySnap, Snapshot
+from .estimates import (
+    Thinking,
+    answer_tokens,
+    expected_cost_micros,
+    expected_wait_ms,
+    leaves_no_room_to_think,
+    reasoning_tokens,
+    thinking_for,
+    thinking_wish,
+    wait_basis,
+)
+from .filters import (
+    Candidate,
+    Trail,
+    effective_pool,
+    in_policy_pool,
+    meets_floor,
+    models_noun,
+    request_needs,
+    run_fit_steps,
+    run_model_filter,
+    run_servable,
+    servable_routes,
+    task_score,
+)
+from .narrowing import Narrowed, narrowed_policy, policy_rules
+from .ranking import (
+    Contender,
+    Option,
+    alternatives,
+    decisiveness,
+    demotion_clause,
+    models_in,
+    ranked,
+    route_order_key,
+    win_sentence,
+)
+from .report import cache_fit, policy_field, session_field
+
+
+def decide(request: RoutingRequest, classification: Classification, policy: PolicySnap,
+           snapshot: Snapshot) -> Decision:
+    """Choose the chain for one request (pure, deterministic); raise RoutingError when it cannot be routed."""
+    narrowed = narrowed_policy(policy, request.overrides, classification.task)
+    if request.is_auto:
+        return _decide_auto(request, classification, policy, snapshot, narrowed)
+    return _decide_pinned(request, classification, policy, snapshot, narrowed)
+
+
+def _decide_auto(request: RoutingRequest, classification: Classification, policy: PolicySnap,
+                 snapshot: Snapshot, narrowed: Narrowed) -> Decision:
+    trail = Trail()
+    pool = effective_pool(snapshot, policy, request, narrowed)
+    extra = {"dropped_pool_ids": pool.dropped} if pool.dropped else {}
+    trail.add("pool_loaded", len(snapshot.models), len(pool.models), f"{models_noun(len(pool.models))} in the pool.",
+              **extra)
+    if not pool.models:
+        raise trail.failure("No model is in the routing pool.", status=503, code="no_eligible_model")
+    candidates = run_servable([Candidate(m, []) for m in pool.models], trail, snapshot, request, narrowed)
+    if not candidates:
+        raise trail.failure("No model in the pool has a servable route: none has a provider credential that "
+                            "the policy allows.", status=503, code="no_eligible_model")
+    candidates, emptied = run_fit_steps(candidates, trail, request, narrowed)
+    if emptied is not None:
+        raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
+                            code="no_eligible_model")
+    task, floor = classification.task, narrowed.floor
+    candidates = run_model_filter(candidates, trail, "preset_eligibility",
+                                  lambda c: meets_floor(task_score(c.model, snapshot, task)[0], floor),
+                                  f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
+    if not candidates:
+        raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
+                            code="no_eligible_model")
+
+    thinking_memo: dict[tuple[str, bool], Thinking] = {}
+    order = ranked([_contender(c, request, classification, narrowed, snapshot, thinking_memo) for c in candidates],
+                   narrowed.objective)
+    sticky = next((c for c in order if c.model.id == request.session_model), None)
+    pick = sticky or order[0]
+    others = [c for c in order if c is not pick]
+    margin, basis = decisiveness(pick, others, narrowed.objective)
+    final_order = [pick, *others]
+
+    links = [_link(pick, option) for option in pick.options]
+    if not request.tool_loop:
+        links += [_link(c, c.best) for c in others]
+    chain = tuple(links[: narrowed.chain_length])
+    _add_chain_step(trail, len(order), chain)
+
+    if sticky is not None:
+        sentence = f"Stayed on {pick.model.id}, the model that began the conversation, among {models_in(len(order))}"
+    else:
+        sentence = win_sentence(pick, others, narrowed.objective, basis, task, len(pool.models))
+    rules = policy_rules(policy, narrowed, auto=True)
+    if len(pool.models) < len(snapshot.models):
+        rules.insert(0, f"pool: {len(pool.models)} of {models_noun(len(snapshot.models))}")
+    routing = _routing_object(
+        request, classification, narrowed, pick, chain,
+        decisiveness=margin, basis=basis, reasoning=sentence + demotion_clause(final_order) + ".",
+        alternatives=alternatives(final_order, narrowed.objective),
+        session=session_field(request, pick.model.id, snapshot, trail.removed_by,
+                              {m.id for m in pool.models}, pinned=False),
+        policy=policy_field(policy, rules, [*narrowed.ignored, *pool.ignored]),
+        substituted_from=pool.substituted.get(pick.model.id),
+        dropped_pool_ids=pool.dropped,
+    )
+    return _decision(chain, policy, routing, trail, len(pool.models), pick, narrowed)
+
+
+def _decide_pinned(request: RoutingRequest, classification: Classification, policy: PolicySnap,
+                   snapshot: Snapshot, narrowed: Narrowed) -> Decision:
+    requested = snapshot.models.get(request.model)
+    if requested is None:
+        raise RoutingError(f"The model '{request.model}' does not exist.", status=404, code="model_not_found",
+                           param="model")
+    if policy.require_pinned_in_pool and not _in_effective_pool(requested, policy, request):
+        raise RoutingError(f"The model '{request.model}' is not in the routing pool this key may use.",
+                           status=403, code="model_not_in_pool", param="model")
+    model, substituted_from = requested, None
+    if requested.variant_label is not None and not servable_routes(requested, snapshot, request, narrowed):
+        base = snapshot.models.get(requested.base_id)
+        if base is not None:
+            model, substituted_from = base, requested.id
+
+    trail = Trail()
+    trail.add("pool_loaded", 1, 1, f"1 model in the pool: the request named {request.model}.")
+    candidates = run_servable([Candidate(model, [])], trail, snapshot, request, narrowed)
+    if not candidates:
+        raise trail.failure(f"{model.id} has no servable route: no provider credential that the policy allows.",
+                            status=503, code="no_servable_route")
+    candidates, emptied = run_fit_steps(candidates, trail, request, narrowed)
+    if emptied is not None:
+        raise trail.failure(f"{model.id} has no route that {_EMPTIED[emptied](request, narrowed)}.", status=503,
+                            code="no_servable_route")
+
+    pick = _contender(candidates[0], request, classification, narrowed, snapshot, {})
+    chain = tuple(_link(pick, option) for option in pick.options[: narrowed.chain_length])
+    _add_chain_step(trail, 1, chain)
+    if substituted_from is not None:
+        sentence = (f"The request named {substituted_from}, which has no servable route, so its base model "
+                    f"{model.id} was used; a named model is always used.")
+    else:
+        sentence = f"The request named {model.id}; a named model is always used."
+    rules = policy_rules(policy, narrowed, auto=False)
+    if policy.require_pinned_in_pool:
+        rules.insert(0, "require_pinned_in_pool")
+    routing = _routing_object(
+        request, classification, narrowed, pick, chain,
+        decisiveness=None, basis="pinned", reasoning=sentence,
+        alternatives=alternatives([pick], narrowed.objective),
+        session=session_field(request, pick.model.id, snapshot, {}, set(), pinned=True),
+        policy=policy_field(policy, rules, list(narrowed.ignored)),
+        substituted_from=substituted_from,
+        dropped_pool_ids=[],
+    )
+    return _decision(chain, policy, routing, trail, 1, pick, narrowed)
+
+
+def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingRequest) -> bool:
+    if not in_policy_pool(model, policy):
+        return False
+    asked = request.overrides.model_pool
+    return not asked or model.id in asked or model.base_id in asked
+
+
+def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
+               narrowed: Narrowed, snapshot: Snapshot, thinking_memo: dict[tuple[str, bool], Thinking]) -> Contender:
+    model = candidate.model
+    no_room = leaves_no_room_to_think(model, request.max_tokens)
+    # The thinking outcome depends on the model only through these two facts; memoised per decision.
+    thinking = thinking_memo.get((model.reasoning, no_room))
+    if thinking is None:
+        thinking = thinking_for(model, thinking_wish(model, request, classification, narrowed.objective))
+        thinking_memo[(model.reasoning, no_room)] = thinking
+    reasoning = reasoning_tokens(model, thinking.thinks)
+    answer = answer_tokens(request.max_tokens)
+    basis = wait_basis(request.stream, thinking.thinks)
+    options = [
+        Option(route, credential, expected_cost_micros(route, request.prompt_tokens, answer + reasoning),
+               expected_wait_ms(route, basis, reasoning, answer))
+        for route, credential in candidate.routes
+    ]
+    if len(options) > 1:
+        options.sort(key=lambda option: route_order_key(option, narrowed.objective, narrowed.prefer_cache))
+    score, proxied = task_score(model, snapshot, classification.task)
+    return Contender(model, options, score, proxied, thinking, model.reasoning == "always_on" and no_room)
+
+
+def _link(contender: Contender, option: Option) -> ChainLink:
+    return ChainLink(route=option.route, model=contender.model, api_key=option.credential[0],
+                     own_key=option.credential[1])
+
+
+def _add_chain_step(trail: Trail, contenders: int, chain: tuple[ChainLink, ...]) -> None:
+    models = len({link.model.id for link in chain})
+    if models > 1:
+        text = f"{models} models in the final chain: the pick, then its fallbacks."
+    elif len(chain) > 1:
+        text = "1 model in the final chain: the pick, then its other providers."
+    else:
+        text = "1 model in the final chain: the pick."
+    trail.add("chain", contenders, models, text)
+
+
+def _routing_object(request: RoutingRequest, classification: Classification, narrowed: Narrowed,
+                    pick: Contender, chain: tuple[ChainLink, ...], *, decisiveness: float | None, basis: str,
+                    reasoning: str, alternatives: list[dict[str, Any]], session: dict[str, Any] | None,
+                    policy: dict[str, Any] | None, substituted_from: str | None,
+                    dropped_pool_ids: list[str]) -> dict[str, Any]:
+    model = pick.model
+    first = pick.best
+    routing: dict[str, Any] = {
+        "task": classification.task,
+        "complexity": classification.complexity,
+        "estimated": classification.estimated,
+        "decisiveness": decisiveness,
+        "decisiveness_basis": basis,
+        "forced_single": basis == "no_contest",
+        "model": model.id,
+        "measured": pick.score is not None and not pick.proxied,
+        "proxied": pick.proxied,
+        "optimize_mode": narrowed.objective,
+        "base_id": model.base_id,
+        "variant_label": model.variant_label,
+    }
+    if substituted_from is not None:
+        routing["variant_substituted"] = True
+        routing["requested_variant"] = substituted_from
+    routing["slow_tier"] = model.slow_tier
+    routing["thinking"] = pick.thinking.mode
+    if pick.thinking.reason is not None:
+        routing["thinking_reason"] = pick.thinking.reason
+    routing["expected_wait_ms"] = None if first.wait is None else round(first.wait)
+    routing["wait_basis"] = wait_basis(request.stream, pick.thinking.thinks)
+    routing["reasoning"] = reasoning
+    routing["alternatives"] = alternatives
+    if session is not None:
+        routing["session"] = session
+    routing["cache_fit"] = cache_fit(chain[0].route, narrowed.prefer_cache)
+    if policy is not None:
+        routing["policy"] = policy
+    if dropped_pool_ids:
+        routing["dropped_pool_ids"] = list(dropped_pool_ids)
+    if classification.cached:
+        routing["classification_cached"] = True
+    return routing
+
+
+def _decision(chain: tuple[ChainLink, ...], policy: PolicySnap, routing: dict[str, Any], trail: Trail,
+              pool_size: int, pick: Contender, narrowed: Narrowed) -> Decision:
+    return Decision(
+        chain=chain,
+        policy=policy,
+        routing=routing,
+        filter_trail=tuple(trail.records),
+        filter_trail_text=tuple(trail.texts),
+        eligibility_pool_size=pool_size,
+        thinking=pick.thinking.send,
+        first_token_timeout_ms=narrowed.first_token_timeout_ms,
+        total_deadline_ms=narrowed.total_deadline_ms,
+    )
+
+
+_EMPTIED = {
+    "context_fit": lambda request, narrowed: (
+        f"fits the request's length ({request.prompt_tokens} prompt tokens plus "
+        f"{request.max_tokens if request.max_tokens is not None else 256} for the answer)"),
+    "capability_fit": lambda request, narrowed: f"supports what the request needs ({', '.join(request_needs(request))})",
+    "cost_ceiling": lambda request, narrowed: f"stays under the {narrowed.max_cost_micros} micro-dollar ceiling",
+}

@@ -1,0 +1,266 @@
+"""The eligibility steps: each narrows the candidate models and records a trail entry in plain words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from ..decision import RoutingError, RoutingRequest
+from ..snapshot import ModelSnap, PolicySnap, RouteSnap, Snapshot
+from .estimates import ANSWER_RESERVE, worst_case_cost_micros
+from .narrowing import FLOOR_THRESHOLDS, Narrowed
+
+Credential = tuple[str | None, bool]
+
+NOT_SERVABLE_REASONS = {
+    "credential": "a provider credential",
+    "provider": "a provider the policy allows",
+    "region": "a provider in the allowed data regions",
+}
+
+
+class HasModel(Protocol):
+    """Anything still in the running: a candidate or a ranked contender."""
+
+    @property
+    def model(self) -> ModelSnap: ...
+
+
+M = TypeVar("M", bound=HasModel)
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A model still in the running, with the routes that can still serve it."""
+
+    model: ModelSnap
+    routes: list[tuple[RouteSnap, Credential]]
+
+
+@dataclass(slots=True)
+class Trail:
+    """The filter trail: records, sentences, and the step that removed each model."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    removed_by: dict[str, str] = field(default_factory=dict)
+
+    def add(self, step: str, before: int, after: int, text: str, **extra: Any) -> None:
+        """Append one step."""
+        self.records.append({"step": step, "in": before, "out": after, **extra})
+        self.texts.append(text)
+
+    def failure(self, message: str, *, status: int, code: str, param: str | None = None) -> RoutingError:
+        """Return a RoutingError carrying the trail so far."""
+        return RoutingError(message, status=status, code=code, param=param,
+                            filter_trail=tuple(self.records), filter_trail_text=tuple(self.texts))
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """The models routing may choose from, and what the request's pool could not use."""
+
+    models: list[ModelSnap]
+    dropped: list[str]
+    substituted: dict[str, str]  # base id -> the variant the request's pool named
+    ignored: list[str]
+
+
+def models_noun(count: int) -> str:
+    """Return '1 model' or 'N models'."""
+    return f"{count} model" if count == 1 else f"{count} models"
+
+
+def of_phrase(after: int, before: int, singular: str, plural: str) -> str:
+    """Return e.g. '16 of 20 models fit', the verb agreeing with the first number."""
+    noun = "model" if before == 1 else "models"
+    return f"{after} of {before} {noun} {singular if after == 1 else plural}"
+
+
+def in_policy_pool(model: ModelSnap, policy: PolicySnap) -> bool:
+    """Return True when the policy's pool admits the model (a listed base admits its variants)."""
+    if model.variant_label is not None and not policy.allow_variants:
+        return False
+    if not policy.pool:
+        return True
+    return model.id in policy.pool or (model.variant_label is not None and model.base_id in policy.pool)
+
+
+def route_refusal(route: RouteSnap, snapshot: Snapshot, request: RoutingRequest,
+                  narrowed: Narrowed) -> tuple[Credential | None, str | None]:
+    """Return (credential, None) for a servable route, else (None, why it is not servable)."""
+    if narrowed.allowed_providers is not None and route.provider not in narrowed.allowed_providers:
+        return None, "provider"
+    if narrowed.data_regions is not None and narrowed.data_regions.isdisjoint(route.data_regions):
+        return None, "region"
+    credential = snapshot.credential_for(route, request.project_id)
+    if credential is None:
+        return None, "credential"
+    return credential, None
+
+
+def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingRequest, narrowed: Narrowed,
+                    reasons: set[str] | None = None) -> list[tuple[RouteSnap, Credential]]:
+    """Return the model's servable routes with their credentials, noting refusals in reasons."""
+    servable = []
+    for route in snapshot.routes.get(model.id, ()):
+        credential, reason = route_refusal(route, snapshot, request, narrowed)
+        if credential is not None:
+            servable.append((route, credential))
+        elif reasons is not None and reason is not None:
+            reasons.add(reason)
+    return servable
+
+
+def effective_pool(snapshot: Snapshot, policy: PolicySnap, request: RoutingRequest, narrowed: Narrowed) -> Pool:
+    """Return the policy's pool narrowed by the request's model_pool; ids it cannot use are dropped."""
+    policy_pool = [model for model in snapshot.models.values() if in_policy_pool(model, policy)]
+    asked = request.overrides.model_pool
+    if not asked:
+        return Pool(sorted(policy_pool, key=_model_id), [], {}, [])
+    admitted = {model.id for model in policy_pool}
+    chosen: dict[str, ModelSnap] = {}
+    dropped: list[str] = []
+    substituted: dict[str, str] = {}
+    for model_id in dict.fromkeys(asked):
+        model = snapshot.models.get(model_id)
+        if model is None or model_id not in admitted:
+            dropped.append(model_id)
+            continue
+        if model.variant_label is not None and not servable_routes(model, snapshot, request, narrowed):
+            base = snapshot.models.get(model.base_id)
+            if base is not None and base.id in admitted:
+                substituted[base.id] = model_id
+                model = base
+        chosen[model.id] = model
+    for base_id in [base_id for base_id in substituted if base_id in asked]:
+        del substituted[base_id]  # the request named the base itself too
+    if not chosen:
+        return Pool(sorted(policy_pool, key=_model_id), dropped, {},
+                    ["routing.model_pool: none of its models are in the policy's pool"])
+    return Pool(sorted(chosen.values(), key=_model_id), dropped, substituted, [])
+
+
+def fits_context(route: RouteSnap, request: RoutingRequest) -> bool:
+    """Return True when prompt plus answer fit the route's window and max_tokens fits its output limit."""
+    answer = request.max_tokens if request.max_tokens is not None else ANSWER_RESERVE
+    if request.prompt_tokens + answer > route.context_window:
+        return False
+    return request.max_tokens is None or request.max_tokens <= route.max_output_tokens
+
+
+def request_needs(request: RoutingRequest) -> list[str]:
+    """Return the capabilities the request needs, in words."""
+    needs = []
+    if request.needs_tools:
+        needs.append("tools")
+    if request.needs_structured_output:
+        needs.append("structured output")
+    if request.needs_vision:
+        needs.append("vision")
+    return needs
+
+
+def supports_needs(model: ModelSnap, request: RoutingRequest) -> bool:
+    """Return True when the model has every capability the request needs."""
+    return ((not request.needs_tools or model.supports_tools)
+            and (not request.needs_structured_output or model.verified_structured_output)
+            and (not request.needs_vision or model.supports_vision))
+
+
+def task_score(model: ModelSnap, snapshot: Snapshot, task: str | None) -> tuple[float | None, bool]:
+    """Return (score, proxied): the task's benchmark, else the overall score (proxied), else (None, False)."""
+    benchmarks = model.benchmarks
+    if not benchmarks and model.base_id != model.id:
+        base = snapshot.models.get(model.base_id)
+        benchmarks = base.benchmarks if base is not None else benchmarks
+    if task is not None and task in benchmarks:
+        return benchmarks[task], False
+    if "overall" in benchmarks:
+        return benchmarks["overall"], True
+    return None, False
+
+
+def meets_floor(score: float | None, floor: str) -> bool:
+    """Return True when the score clears the preset; unmeasured models pass only none and basic."""
+    if score is None:
+        return floor in ("none", "basic")
+    return score >= FLOOR_THRESHOLDS[floor]
+
+
+def run_servable(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, request: RoutingRequest,
+                 narrowed: Narrowed) -> list[Candidate]:
+    """Keep models with at least one servable route."""
+    reasons: set[str] = set()
+    kept = []
+    for candidate in candidates:
+        candidate.routes = servable_routes(candidate.model, snapshot, request, narrowed, reasons)
+        if candidate.routes:
+            kept.append(candidate)
+        else:
+            trail.removed_by[candidate.model.id] = "servable"
+    text = of_phrase(len(kept), len(candidates), "has", "have") + " a servable route"
+    if len(kept) < len(candidates) and reasons:
+        text += "; the others lack " + " or ".join(NOT_SERVABLE_REASONS[r] for r in sorted(reasons))
+    trail.add("servable", len(candidates), len(kept), text + ".")
+    return kept
+
+
+def run_route_filter(candidates: list[Candidate], trail: Trail, step: str, keep: Callable[[RouteSnap], bool],
+                     text: str,
+                     singular: str, plural: str, **extra: Any) -> list[Candidate]:
+    """Drop routes failing keep(route); a model with no route left is removed."""
+    kept = []
+    for candidate in candidates:
+        candidate.routes = [pair for pair in candidate.routes if keep(pair[0])]
+        if candidate.routes:
+            kept.append(candidate)
+        else:
+            trail.removed_by[candidate.model.id] = step
+    trail.add(step, len(candidates), len(kept), f"{of_phrase(len(kept), len(candidates), singular, plural)} {text}.",
+              **extra)
+    return kept
+
+
+def run_model_filter(candidates: list[M], trail: Trail, step: str, keep: Callable[[M], bool], text: str,
+                     singular: str, plural: str, **extra: Any) -> list[M]:
+    """Drop candidates failing keep(candidate)."""
+    kept = []
+    for candidate in candidates:
+        if keep(candidate):
+            kept.append(candidate)
+        else:
+            trail.removed_by[candidate.model.id] = step
+    trail.add(step, len(candidates), len(kept), f"{of_phrase(len(kept), len(candidates), singular, plural)} {text}.",
+              **extra)
+    return kept
+
+
+def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingRequest,
+                  narrowed: Narrowed) -> tuple[list[Candidate], str | None]:
+    """Run context, capability and cost-ceiling steps; return the survivors and the step that emptied them."""
+    candidates = run_route_filter(candidates, trail, "context_fit", lambda route: fits_context(route, request),
+                                  "the request's length", "fits", "fit")
+    if not candidates:
+        return candidates, "context_fit"
+    needs = request_needs(request)
+    if needs:
+        candidates = run_model_filter(candidates, trail, "capability_fit",
+                                      lambda candidate: supports_needs(candidate.model, request),
+                                      f"what the request needs ({', '.join(needs)})", "supports", "support")
+        if not candidates:
+            return candidates, "capability_fit"
+    ceiling = narrowed.max_cost_micros
+    if ceiling is not None:
+        candidates = run_route_filter(candidates, trail, "cost_ceiling",
+                                      lambda route: worst_case_cost_micros(route, request) <= ceiling,
+                                      f"under the {ceiling} micro-dollar ceiling", "stays", "stay",
+                                      max_cost_micros=ceiling)
+        if not candidates:
+            return candidates, "cost_ceiling"
+    return candidates, None
+
+
+def _model_id(model: ModelSnap) -> str:
+    return model.id

@@ -1,0 +1,249 @@
+"""The in-memory snapshot of catalog, evidence and policies that `routing.decide` reads.
+
+Built from the database in one go (sync, off the request path), held per process, and rebuilt
+when the shared version key changes: every admin edit and evidence refresh bumps it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+VERSION_KEY = "inferbase:snapshot-version"
+
+
+@dataclass(frozen=True, slots=True)
+class RouteLatencySnap:
+    ttft_ms_p50: int
+    tokens_per_second: float
+    samples: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RouteSnap:
+    """One servable-or-not route. Prices are micro-dollars per token (USD per million tokens)."""
+
+    route_id: str  # "<provider>/<catalog id>"
+    model_id: str
+    provider: str
+    provider_kind: str  # openai-compatible | anthropic | simulated
+    dialect: str  # openai | anthropic
+    base_url: str
+    upstream_model: str
+    api_key_env: str
+    price_input: float
+    price_output: float
+    price_cached_input: float | None
+    context_window: int
+    max_output_tokens: int
+    prompt_caching: str  # automatic | explicit | none
+    data_regions: tuple[str, ...]
+    latency: RouteLatencySnap | None
+    env_credential: bool  # True when the route's credential is in the environment (or none is needed)
+
+    @property
+    def simulated(self) -> bool:
+        return self.provider_kind == "simulated"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSnap:
+    id: str  # catalog id: slug or slug:variant
+    base_id: str
+    variant_label: str | None
+    name: str
+    supports_tools: bool
+    verified_structured_output: bool
+    supports_vision: bool
+    reasoning: str  # none | switchable | always_on
+    typical_reasoning_tokens: int
+    slow_tier: bool
+    benchmarks: dict[str, float]  # task -> 0..1, plus "overall"; may be empty
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySnap:
+    id: int | None
+    name: str
+    source: str  # key | project | organization | inferbase
+    pool: tuple[str, ...] = ()
+    allow_variants: bool = True
+    objective: str = "balanced"
+    quality_floor: str = "standard"
+    quality_floor_by_task: dict[str, str] = field(default_factory=dict)
+    require_pinned_in_pool: bool = False
+    allowed_providers: tuple[str, ...] = ()
+    data_regions: tuple[str, ...] = ()
+    first_token_timeout_ms: int = 15_000
+    total_deadline_ms: int = 60_000
+    chain_length: int = 4
+    max_cost_micros: int | None = None
+    structured_output_extraction: bool = True
+    structured_output_reask: bool = False
+
+
+INFERBASE_DEFAULT_POLICY = PolicySnap(id=None, name="Inferbase default", source="inferbase")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    version: str
+    models: dict[str, ModelSnap]
+    routes: dict[str, tuple[RouteSnap, ...]]  # catalog id -> routes
+    policies: dict[int, PolicySnap]
+    project_policy: dict[int, int]  # project id -> policy id
+    organization_policy: dict[int, int]  # organization id -> policy id
+    provider_keys: dict[int, dict[str, str]]  # project id -> provider slug -> secret
+    simulated_enabled: bool
+
+    def policy_for(self, *, key_policy_id: int | None, project_id: int | None, organization_id: int | None) -> PolicySnap:
+        """Resolve the policy a key runs under: key, else project default, else organization default, else Inferbase."""
+        for policy_id, source in (
+            (key_policy_id, "key"),
+            (self.project_policy.get(project_id) if project_id is not None else None, "project"),
+            (self.organization_policy.get(organization_id) if organization_id is not None else None, "organization"),
+        ):
+            if policy_id is not None and policy_id in self.policies:
+                policy = self.policies[policy_id]
+                return policy if policy.source == source else _with_source(policy, source)
+        return INFERBASE_DEFAULT_POLICY
+
+    def credential_for(self, route: RouteSnap, project_id: int | None) -> tuple[str | None, bool] | None:
+        """Return (secret, own_key) for a route, or None when the route has no credential for this project."""
+        if route.simulated:
+            return (None, False) if self.simulated_enabled else None
+        if project_id is not None:
+            own = self.provider_keys.get(project_id, {}).get(route.provider)
+            if own:
+                return own, True
+        if route.env_credential:
+            return (os.environ.get(route.api_key_env) if route.api_key_env else None), False
+        return None
+
+
+def _with_source(policy: PolicySnap, source: str) -> PolicySnap:
+    return replace(policy, source=source)
+
+
+def policy_snap_from_row(row: Any, source: str = "key") -> PolicySnap:
+    return PolicySnap(
+        id=row.pk,
+        name=row.name,
+        source=source,
+        pool=tuple(row.pool or ()),
+        allow_variants=row.allow_variants,
+        objective=row.objective,
+        quality_floor=row.quality_floor,
+        quality_floor_by_task=dict(row.quality_floor_by_task or {}),
+        require_pinned_in_pool=row.require_pinned_in_pool,
+        allowed_providers=tuple(row.allowed_providers or ()),
+        data_regions=tuple(row.data_regions or ()),
+        first_token_timeout_ms=row.first_token_timeout_ms,
+        total_deadline_ms=row.total_deadline_ms,
+        chain_length=max(1, row.chain_length),
+        max_cost_micros=row.max_cost_micros,
+        structured_output_extraction=row.structured_output_extraction,
+        structured_output_reask=row.structured_output_reask,
+    )
+
+
+def snapshot_build(
+    version: str,
+    *,
+    project_policy: dict[int, int] | None = None,
+    organization_policy: dict[int, int] | None = None,
+    provider_keys: dict[int, dict[str, str]] | None = None,
+) -> Snapshot:
+    """Read catalog, evidence and policies from the database (sync); account data is handed in."""
+    from .models import BenchmarkScore, Model, Route, RoutingPolicy
+
+    benchmarks: dict[int, dict[str, float]] = {}
+    for model_pk, task, score in BenchmarkScore.objects.values_list("model_id", "task", "score"):
+        benchmarks.setdefault(model_pk, {})[task] = float(score)
+    models: dict[str, ModelSnap] = {}
+    pk_to_id: dict[int, str] = {}
+    for row in Model.objects.filter(enabled=True):
+        pk_to_id[row.pk] = row.catalog_id
+        models[row.catalog_id] = ModelSnap(
+            id=row.catalog_id,
+            base_id=row.base_id or row.catalog_id,
+            variant_label=row.variant_label or None,
+            name=row.name,
+            supports_tools=row.supports_tools,
+            verified_structured_output=row.verified_structured_output,
+            supports_vision=row.supports_vision,
+            reasoning=row.reasoning,
+            typical_reasoning_tokens=row.typical_reasoning_tokens,
+            slow_tier=row.slow_tier,
+            benchmarks=benchmarks.get(row.pk, {}),
+        )
+    simulated_enabled = bool(settings.INFERBASE_SIMULATED_ROUTES)
+    routes: dict[str, list[RouteSnap]] = {}
+    query = Route.objects.filter(enabled=True, provider__enabled=True, model__enabled=True).select_related(
+        "provider", "latency"
+    )
+    for row in query.order_by("pk"):
+        model_id = pk_to_id.get(row.model_id)
+        if model_id is None:
+            continue
+        provider = row.provider
+        simulated = provider.kind == "simulated"
+        if simulated and not simulated_enabled:
+            continue
+        latency_row = getattr(row, "latency", None)
+        latency = (
+            RouteLatencySnap(latency_row.ttft_ms_p50, float(latency_row.tokens_per_second), latency_row.samples)
+            if latency_row is not None
+            else None
+        )
+        env_credential = simulated or not provider.api_key_env or bool(os.environ.get(provider.api_key_env))
+        routes.setdefault(model_id, []).append(
+            RouteSnap(
+                route_id=f"{provider.slug}/{model_id}",
+                model_id=model_id,
+                provider=provider.slug,
+                provider_kind=provider.kind,
+                dialect=provider.dialect,
+                base_url=simulated_base_url(provider.dialect) if simulated else provider.base_url.rstrip("/"),
+                upstream_model=row.upstream_model,
+                api_key_env="" if simulated else provider.api_key_env,
+                price_input=float(row.price_input),
+                price_output=float(row.price_output),
+                price_cached_input=float(row.price_cached_input) if row.price_cached_input is not None else None,
+                context_window=row.context_window,
+                max_output_tokens=row.max_output_tokens,
+                prompt_caching=provider.prompt_caching,
+                data_regions=tuple(provider.data_regions or ()),
+                latency=latency,
+                env_credential=env_credential,
+            )
+        )
+    policies = {row.pk: policy_snap_from_row(row) for row in RoutingPolicy.objects.all()}
+    return Snapshot(
+        version=version,
+        models=models,
+        routes={k: tuple(v) for k, v in routes.items()},
+        policies=policies,
+        project_policy=dict(project_policy or {}),
+        organization_policy=dict(organization_policy or {}),
+        provider_keys={k: dict(v) for k, v in (provider_keys or {}).items()},
+        simulated_enabled=simulated_enabled,
+    )
+
+
+def simulated_base_url(dialect: str) -> str:
+    return f"{settings.INFERBASE_SIMULATED_URL}/{'anthropic' if dialect == 'anthropic' else 'openai'}/v1"
+
+
+def snapshot_version_bump() -> str:
+    """Mark every process's snapshot stale (call after any catalog, evidence, policy or key edit)."""
+    version = uuid.uuid4().hex
+    cache.set(VERSION_KEY, version, None)
+    return version
+
+

@@ -1,0 +1,143 @@
+"""Non-streamed chat completions end to end: daphne, the consumer, the simulated upstream over HTTP."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.live import LiveGateway, poll
+
+
+def _ask(http: httpx.Client, **body: object) -> httpx.Response:
+    payload = {"model": "auto", "messages": [{"role": "user", "content": "What is machine learning?"}], **body}
+    return http.post("/chat/completions", json=payload)
+
+
+def test_chat_completions_sdk_auto_answers_with_routing_cost_and_latency(sdk) -> None:  # type: ignore[no-untyped-def]
+    response = sdk.chat.completions.create(
+        model="auto", messages=[{"role": "user", "content": "What is machine learning?"}], max_tokens=256
+    )
+    assert response.id.startswith("req-")
+    assert response.model not in ("auto", "inferbase/auto")
+    assert "/" not in response.model  # a catalog id, never a provider's name
+    assert response.choices[0].message.content.startswith(f"[simulated {response.model}]")
+    assert response.choices[0].finish_reason == "stop"
+    extra = response.model_extra
+    assert extra["routing"]["model"] == response.model
+    assert extra["routing"]["task"] == "factual"
+    assert isinstance(extra["routing"]["routing_time_ms"], float)
+    assert response.usage.model_extra["cost_micros"] > 0
+    assert response.usage.model_extra["latency_ms"] >= 0
+
+
+def test_chat_completions_pinned_model_serves_that_model_with_headers(http: httpx.Client) -> None:
+    response = _ask(http, model="meta-llama-3.3-70b")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["model"] == "meta-llama-3.3-70b"
+    assert response.headers["x-inferbase-model"] == "meta-llama-3.3-70b"
+    assert int(response.headers["x-inferbase-cost-micros"]) == body["usage"]["cost_micros"]
+    assert int(response.headers["x-inferbase-latency-ms"]) == body["usage"]["latency_ms"]
+    assert body["routing"]["decisiveness_basis"] == "pinned"
+
+
+def test_chat_completions_inferbase_auto_is_the_same_word(http: httpx.Client) -> None:
+    response = _ask(http, model="inferbase/auto")
+    assert response.status_code == 200
+    assert response.json()["model"] != "inferbase/auto"
+
+
+def test_chat_completions_is_deterministic_for_the_same_request(http: httpx.Client) -> None:
+    first = _ask(http, model="openai-gpt-4.1-mini").json()
+    second = _ask(http, model="openai-gpt-4.1-mini").json()
+    assert first["choices"][0]["message"]["content"] == second["choices"][0]["message"]["content"]
+    assert first["id"] != second["id"]
+
+
+def test_chat_completions_cost_is_the_route_price_with_markup(http: httpx.Client) -> None:
+    body = _ask(http, model="openai-gpt-4.1-mini").json()
+    usage = body["usage"]
+    # Simulated route of gpt-4.1-mini carries the cheapest real price: $0.40 in / $1.60 out per M tokens,
+    # and the demo organization pays the default 5% managed markup.
+    expected = round((usage["prompt_tokens"] * 0.40 + usage["completion_tokens"] * 1.60) * 1.05)
+    assert usage["cost_micros"] == expected
+
+
+def test_chat_completions_free_plan_is_charged_nothing(live: LiveGateway) -> None:
+    key = live.create_key(org="free-org", plan="free")
+    response = httpx.post(f"{live.api}/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                          json={"model": "openai-gpt-4.1-mini", "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 200
+    assert response.json()["usage"]["cost_micros"] == 0
+
+
+def test_chat_completions_reports_params_not_forwarded(http: httpx.Client) -> None:
+    body = _ask(http, model="openai-gpt-4.1-mini", metadata={"a": "b"}, store=True, temperature=0.2).json()
+    assert body["usage"]["dropped_params"] == ["metadata", "store"]
+
+
+def test_chat_completions_anthropic_route_reports_unsupported_params(http: httpx.Client) -> None:
+    body = _ask(http, model="anthropic-claude-haiku-4.5", seed=7, max_tokens=300).json()
+    assert body["model"] == "anthropic-claude-haiku-4.5"
+    assert "seed" in body["usage"]["dropped_params"]
+
+
+def test_chat_completions_falls_back_when_the_pick_fails(http: httpx.Client) -> None:
+    first = _ask(http, messages=[{"role": "user", "content": "What is machine learning?"}]).json()
+    pick = first["model"]
+    response = _ask(http, messages=[{"role": "user", "content": f"What is machine learning? [sim:fail=503@{pick}]"}])
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["model"] != pick
+    decision = poll(lambda: _decision(http, body["id"]))
+    outcomes = [a["outcome"] for a in decision["attempts"]]
+    assert outcomes[0] == "http_503" and outcomes[-1] == "served"
+
+
+def test_chat_completions_all_routes_failing_is_a_502_envelope(http: httpx.Client) -> None:
+    response = _ask(http, model="meta-llama-3.3-70b",
+                    messages=[{"role": "user", "content": "hello [sim:fail=500]"}])
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert error["type"] == "upstream_error"
+    assert error["code"] == "upstream_error"
+    assert "http_500" in error["message"]
+
+
+def test_chat_completions_reasoning_only_answer_moves_to_the_next_model(http: httpx.Client) -> None:
+    response = _ask(http, model="auto", max_tokens=20, extended_thinking=True,
+                    messages=[{"role": "user", "content": "Prove that the square root of 2 is irrational."}])
+    assert response.status_code == 200, response.text
+
+
+def _decision(http: httpx.Client, request_id: str) -> dict | None:
+    response = http.get(f"/routing-decisions/{request_id}")
+    return response.json() if response.status_code == 200 else None
+
+
+def test_routing_decision_is_persisted_with_the_filter_trail(http: httpx.Client) -> None:
+    body = _ask(http).json()
+    decision = poll(lambda: _decision(http, body["id"]))
+    assert decision["request_id"] == body["id"]
+    assert decision["final_disposition"] == "served"
+    assert decision["classifier_task_family"] == "factual"
+    steps = [s["step"] for s in decision["filter_trail"]]
+    assert steps[0] == "pool_loaded" and steps[-1] == "chain"
+    assert len(decision["filter_trail_text"]) == len(decision["filter_trail"])
+    assert decision["chain_attempted"][0] in decision["route_displays"]
+
+
+def test_routing_decision_of_another_organization_is_a_404(live: LiveGateway, http: httpx.Client) -> None:
+    body = _ask(http).json()
+    poll(lambda: _decision(http, body["id"]))
+    other = live.create_key(org="other-org")
+    response = httpx.get(f"{live.api}/routing-decisions/{body['id']}", headers={"Authorization": f"Bearer {other}"})
+    missing = httpx.get(f"{live.api}/routing-decisions/req-doesnotexist", headers={"Authorization": f"Bearer {other}"})
+    assert response.status_code == 404
+    assert response.json() == {**missing.json(), "error": {**missing.json()["error"], "message": response.json()["error"]["message"]}}
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_chat_completions_is_also_under_api_v1(live: LiveGateway) -> None:
+    response = httpx.post(f"{live.base_url}/api/v1/chat/completions", headers={"Authorization": f"Bearer {live.api_key}"},
+                          json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 200

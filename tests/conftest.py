@@ -1,0 +1,39 @@
+"""Shared fixtures: the live gateway (daphne + its own database + the mounted simulated upstream)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.live import LiveGateway, start_live_gateway, stop_live_gateway
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGateway]:
+    gateway = start_live_gateway(
+        Path(tmp_path_factory.mktemp("live")),
+        INFERBASE_STREAM_KEEPALIVE_SECONDS="0.3",
+        INFERBASE_MAX_BODY_BYTES="200000",
+    )
+    try:
+        yield gateway
+    finally:
+        stop_live_gateway(gateway)
+
+
+@pytest.fixture
+def http(live: LiveGateway) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live.api, headers={"Authorization": f"Bearer {live.api_key}"}, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def sdk(live: LiveGateway):  # type: ignore[no-untyped-def]
+    import openai
+
+    client = openai.OpenAI(api_key=live.api_key, base_url=live.api, max_retries=0, timeout=30)
+    yield client
+    client.close()

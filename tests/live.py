@@ -1,0 +1,149 @@
+"""A live gateway for end-to-end tests: daphne in its own process on a free port, on its own database,
+serving the simulated upstream mounted on itself (the embedded default, as `make run` serves it)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveGateway:
+    base_url: str  # http://127.0.0.1:PORT
+    env: dict[str, str]
+    api_key: str
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+    cleanup: list[object] = field(default_factory=list)
+
+    @property
+    def api(self) -> str:
+        return f"{self.base_url}/api/v1/inference"
+
+    def manage(self, *args: str) -> str:
+        """Run a management command against the live gateway's database; return its stdout."""
+        result = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, capture_output=True,
+                                text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed: {result.stderr[-2000:]}")
+        return result.stdout
+
+    def create_key(self, *, org: str, project: str = "default", plan: str | None = None, policy: str | None = None) -> str:
+        args = ["create_api_key", "--org", org, "--project", project]
+        if plan:
+            args += ["--plan", plan]
+        if policy:
+            args += ["--policy", policy]
+        return self.manage(*args).strip().splitlines()[-1]
+
+    def shell(self, code: str) -> str:
+        return self.manage("shell", "-c", code)
+
+    def logs(self) -> str:
+        return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
+
+
+def _database_env(tmp: Path, tag: str) -> tuple[dict[str, str], object | None]:
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        return {"SQLITE_PATH": str(tmp / f"live-{tag}.sqlite3")}, None
+    import psycopg
+
+    name = f"inferbase_live_{tag}"
+    admin = psycopg.connect(url, autocommit=True)
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.execute(f'CREATE DATABASE "{name}"')
+    parsed = urlparse(url)
+    live_url = urlunparse(parsed._replace(path=f"/{name}"))
+
+    def drop() -> None:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+    return {"DATABASE_URL": live_url}, drop
+
+
+def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
+    """Migrate a fresh database, load the catalog, create a key and start daphne; poll until it answers."""
+    tag = uuid.uuid4().hex[:10]
+    port = free_port()
+    db_env, drop = _database_env(tmp, tag)
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")},
+        **db_env,
+        "DJANGO_SETTINGS_MODULE": "inferbase.settings",
+        "PORT": str(port),
+        "INFERBASE_SIMULATED_TIME_SCALE": "0",
+        "INFERBASE_CACHE_PREFIX": f"live-{tag}",
+        "INFERBASE_SPOOL_DIR": str(tmp / f"spool-{tag}"),
+        "INFERBASE_SNAPSHOT_CHECK_SECONDS": "0.2",
+        "PYTHONUNBUFFERED": "1",
+        **extra_env,
+    }
+    gateway = LiveGateway(base_url=f"http://127.0.0.1:{port}", env=env, api_key="")
+    if drop is not None:
+        gateway.cleanup.append(drop)
+    key_file = tmp / f"key-{tag}"
+    gateway.manage("bootstrap", "--key-file", str(key_file))
+    gateway.api_key = key_file.read_text().strip()
+    gateway.log_path = tmp / f"daphne-{tag}.log"
+    log = gateway.log_path.open("wb")
+    gateway.cleanup.append(log.close)
+    gateway.process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "inferbase.asgi:application"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    with httpx.Client(timeout=2) as client:
+        while True:
+            try:
+                if client.get(f"{gateway.base_url}/api/v1/models").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if gateway.process.poll() is not None or time.monotonic() > deadline:
+                stop_live_gateway(gateway)
+                raise RuntimeError(f"live gateway did not start: {gateway.logs()[-3000:]}")
+            time.sleep(0.05)
+    return gateway
+
+
+def stop_live_gateway(gateway: LiveGateway) -> None:
+    if gateway.process is not None and gateway.process.poll() is None:
+        gateway.process.terminate()
+        try:
+            gateway.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            gateway.process.kill()
+            gateway.process.wait()
+    for fn in gateway.cleanup:
+        fn()  # type: ignore[operator]
+
+
+def poll(fn, *, timeout: float = 10.0, interval: float = 0.05):  # type: ignore[no-untyped-def]
+    """Call fn until it returns a truthy value or the deadline passes; return the value or raise."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
