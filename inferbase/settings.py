@@ -154,7 +154,15 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "inferbase"}}
+    # A file cache, not locmem: management commands and the server are separate processes and
+    # must see the same snapshot version (an edit from `manage.py` reaches the running server).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": env_str("INFERBASE_CACHE_DIR") or str(BASE_DIR / "var" / "cache"),
+            "KEY_PREFIX": env_str("INFERBASE_CACHE_PREFIX", "inferbase"),
+        }
+    }
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True

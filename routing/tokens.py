@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import bpe_openai
+if TYPE_CHECKING:
+    import bpe_openai
 
 ENCODING_NAME = "o200k_base"
 HEAD_CHARS = 24_000
@@ -25,7 +27,13 @@ def encoding() -> bpe_openai.Encoding:
     if _encoding is None:
         with _encoding_lock:
             if _encoding is None:
-                _encoding = bpe_openai.get_encoding(ENCODING_NAME)
+                # Importing the package reads its bundled vocabularies through a deprecated importlib API;
+                # that warning is not ours to act on and must not fail a run with warnings as errors.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    import bpe_openai
+
+                    _encoding = bpe_openai.get_encoding(ENCODING_NAME)
     return _encoding
 
 

@@ -8,13 +8,24 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live import LiveGateway, start_live_gateway, stop_live_gateway
+from tests.live import LiveGateway, start_live_gateway, start_simulated, stop_live_gateway
 
 
 @pytest.fixture(scope="session")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGateway]:
+def simulated_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The simulated upstream in its own process (uvicorn), instant answers."""
+    upstream = start_simulated(Path(tmp_path_factory.mktemp("sim")))
+    try:
+        yield upstream.url
+    finally:
+        upstream.stop()
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory: pytest.TempPathFactory, simulated_url: str) -> Iterator[LiveGateway]:
     gateway = start_live_gateway(
         Path(tmp_path_factory.mktemp("live")),
+        INFERBASE_SIMULATED_URL=simulated_url,
         INFERBASE_STREAM_KEEPALIVE_SECONDS="0.3",
         INFERBASE_MAX_BODY_BYTES="200000",
     )

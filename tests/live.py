@@ -92,6 +92,7 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         "PORT": str(port),
         "INFERBASE_SIMULATED_TIME_SCALE": "0",
         "INFERBASE_CACHE_PREFIX": f"live-{tag}",
+        "INFERBASE_CACHE_DIR": str(tmp / f"cache-{tag}"),
         "INFERBASE_SPOOL_DIR": str(tmp / f"spool-{tag}"),
         "INFERBASE_SNAPSHOT_CHECK_SECONDS": "0.2",
         "PYTHONUNBUFFERED": "1",
@@ -147,3 +148,44 @@ def poll(fn, *, timeout: float = 10.0, interval: float = 0.05):  # type: ignore[
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s")
         time.sleep(interval)
+
+
+@dataclass
+class SimulatedProcess:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: object
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()  # type: ignore[attr-defined]
+
+
+def start_simulated(tmp: Path) -> SimulatedProcess:
+    """Start `python -m providers.simulated` on a free port; poll its /health until it answers."""
+    port = free_port()
+    log = (tmp / "simulated.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0"],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    upstream = SimulatedProcess(url, process, log)
+    try:
+        poll(lambda: _answers(f"{url}/health"), timeout=30)
+    except AssertionError:
+        upstream.stop()
+        raise
+    return upstream
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False

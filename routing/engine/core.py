@@ -72,27 +72,27 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
     if emptied is not None:
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
                             code="no_eligible_model")
+    thinking_memo: dict[tuple[str, bool], Thinking] = {}
+    contenders = [_contender(c, request, classification, narrowed, snapshot, thinking_memo) for c in candidates]
     task, floor = classification.task, narrowed.floor
-    candidates = run_model_filter(candidates, trail, "preset_eligibility",
-                                  lambda c: meets_floor(task_score(c.model, snapshot, task)[0], floor),
+    contenders = run_model_filter(contenders, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
                                   f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
-    if not candidates:
+    if not contenders:
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    thinking_memo: dict[tuple[str, bool], Thinking] = {}
-    order = ranked([_contender(c, request, classification, narrowed, snapshot, thinking_memo) for c in candidates],
-                   narrowed.objective)
+    order = ranked(contenders, narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
     pick = sticky or order[0]
     others = [c for c in order if c is not pick]
     margin, basis = decisiveness(pick, others, narrowed.objective)
     final_order = [pick, *others]
 
-    links = [_link(pick, option) for option in pick.options]
+    length = narrowed.chain_length
+    steps = [(pick, option) for option in pick.options[:length]]
     if not request.tool_loop:
-        links += [_link(c, c.best) for c in others]
-    chain = tuple(links[: narrowed.chain_length])
+        steps += [(c, c.best) for c in others[: length - len(steps)]]
+    chain = tuple(_link(contender, option) for contender, option in steps)
     _add_chain_step(trail, len(order), chain)
 
     if sticky is not None:
@@ -183,15 +183,21 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
     reasoning = reasoning_tokens(model, thinking.thinks)
     answer = answer_tokens(request.max_tokens)
     basis = wait_basis(request.stream, thinking.thinks)
-    options = [
-        Option(route, credential, expected_cost_micros(route, request.prompt_tokens, answer + reasoning),
-               expected_wait_ms(route, basis, reasoning, answer))
-        for route, credential in candidate.routes
-    ]
-    if len(options) > 1:
-        options.sort(key=lambda option: route_order_key(option, narrowed.objective, narrowed.prefer_cache))
+    objective, prefer_cache = narrowed.objective, narrowed.prefer_cache
+    keyed = []
+    for route, credential in candidate.routes:
+        option = Option(route, credential, expected_cost_micros(route, request.prompt_tokens, answer + reasoning),
+                        expected_wait_ms(route, basis, reasoning, answer))
+        keyed.append((route_order_key(option, objective, prefer_cache), option))
+    if len(keyed) > 1:
+        keyed.sort(key=_first)
+    options = [option for _, option in keyed]
     score, proxied = task_score(model, snapshot, classification.task)
     return Contender(model, options, score, proxied, thinking, model.reasoning == "always_on" and no_room)
+
+
+def _first(pair: tuple[Any, Option]) -> Any:
+    return pair[0]
 
 
 def _link(contender: Contender, option: Option) -> ChainLink:

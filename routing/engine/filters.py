@@ -142,12 +142,24 @@ def effective_pool(snapshot: Snapshot, policy: PolicySnap, request: RoutingReque
     return Pool(sorted(chosen.values(), key=_model_id), dropped, substituted, [])
 
 
-def fits_context(route: RouteSnap, request: RoutingRequest) -> bool:
-    """Return True when prompt plus answer fit the route's window and max_tokens fits its output limit."""
-    answer = request.max_tokens if request.max_tokens is not None else ANSWER_RESERVE
-    if request.prompt_tokens + answer > route.context_window:
-        return False
-    return request.max_tokens is None or request.max_tokens <= route.max_output_tokens
+def context_fit_test(request: RoutingRequest) -> Callable[[RouteSnap], bool]:
+    """Return a test that prompt plus answer (max_tokens, else a reserve) fit a route's window and output limit."""
+    needed = request.prompt_tokens + (request.max_tokens if request.max_tokens is not None else ANSWER_RESERVE)
+    max_tokens = request.max_tokens or 0
+
+    def fits(route: RouteSnap) -> bool:
+        return needed <= route.context_window and max_tokens <= route.max_output_tokens
+
+    return fits
+
+
+def cost_ceiling_test(request: RoutingRequest, ceiling: int) -> Callable[[RouteSnap], bool]:
+    """Return a test that a route's worst-case cost stays under the ceiling."""
+
+    def under(route: RouteSnap) -> bool:
+        return worst_case_cost_micros(route, request) <= ceiling
+
+    return under
 
 
 def request_needs(request: RoutingRequest) -> list[str]:
@@ -240,7 +252,7 @@ def run_model_filter(candidates: list[M], trail: Trail, step: str, keep: Callabl
 def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingRequest,
                   narrowed: Narrowed) -> tuple[list[Candidate], str | None]:
     """Run context, capability and cost-ceiling steps; return the survivors and the step that emptied them."""
-    candidates = run_route_filter(candidates, trail, "context_fit", lambda route: fits_context(route, request),
+    candidates = run_route_filter(candidates, trail, "context_fit", context_fit_test(request),
                                   "the request's length", "fits", "fit")
     if not candidates:
         return candidates, "context_fit"
@@ -253,8 +265,7 @@ def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingReq
             return candidates, "capability_fit"
     ceiling = narrowed.max_cost_micros
     if ceiling is not None:
-        candidates = run_route_filter(candidates, trail, "cost_ceiling",
-                                      lambda route: worst_case_cost_micros(route, request) <= ceiling,
+        candidates = run_route_filter(candidates, trail, "cost_ceiling", cost_ceiling_test(request, ceiling),
                                       f"under the {ceiling} micro-dollar ceiling", "stays", "stay",
                                       max_cost_micros=ceiling)
         if not candidates:

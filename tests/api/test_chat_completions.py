@@ -141,3 +141,11 @@ def test_chat_completions_is_also_under_api_v1(live: LiveGateway) -> None:
     response = httpx.post(f"{live.base_url}/api/v1/chat/completions", headers={"Authorization": f"Bearer {live.api_key}"},
                           json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
     assert response.status_code == 200
+
+
+def test_embedded_simulated_upstream_is_mounted_on_the_gateway(live: LiveGateway) -> None:
+    # `make run` reaches the simulated upstream on itself, at /simulated.
+    response = httpx.post(f"{live.base_url}/simulated/openai/v1/chat/completions",
+                          json={"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["message"]["content"].startswith("[simulated meta-llama-3.3-70b]")

@@ -1,0 +1,57 @@
+"""Print p50/p99 classify latency for a short, an 8k-token and a 200k-token prompt.
+
+Run: python -m routing.classifier.bench [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from routing.classifier.core import classify
+
+SYSTEM = "You are a careful assistant for an engineering team. Answer precisely and cite assumptions. " * 12
+PARAGRAPH = (
+    "The service reads events from the queue, validates each payload against the schema, enriches it with "
+    "customer data from the cache, and writes the result to the warehouse in batches of five hundred rows. "
+)
+ASK = "\n\nGiven the design above, find the race condition and propose a fix with tests."
+
+
+def prompt_of(tokens: int) -> str:
+    """Return a prompt of roughly the given number of tokens (about four characters per token)."""
+    body = PARAGRAPH * max(1, (tokens * 4) // len(PARAGRAPH))
+    return body + ASK
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """Return the p50 and p99 of samples, in microseconds."""
+    ordered = sorted(samples)
+    return ordered[len(ordered) // 2] * 1e6, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
+
+
+def bench(user: str, runs: int) -> tuple[float, float]:
+    """Time classify on one prompt and return p50/p99 microseconds."""
+    classify(system=SYSTEM, user=user)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        classify(system=SYSTEM, user=user)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def main() -> None:
+    """Print the latency table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=2000)
+    args = parser.parse_args()
+    cases = {"short": "How do I reverse a list in Python?", "8k tokens": prompt_of(8_000), "200k tokens": prompt_of(200_000)}
+    print(f"{'prompt':<12} {'chars':>9} {'p50 µs':>8} {'p99 µs':>8}")
+    for name, user in cases.items():
+        p50, p99 = bench(user, args.runs)
+        print(f"{name:<12} {len(user):>9} {p50:>8.0f} {p99:>8.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""Streamed chat completions over a real socket: event order, SDK compatibility, keepalive, errors,
+fallback before the first token and never after, content_filter, client disconnect."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from tests.live import poll
+
+
+def _events(http: httpx.Client, **body: object) -> tuple[list[object], list[str]]:
+    """Return the parsed data events (with "[DONE]" as a string) and the raw comment lines."""
+    payload = {"model": "auto", "stream": True, "messages": [{"role": "user", "content": "Write a haiku about routers"}], **body}
+    events: list[object] = []
+    comments: list[str] = []
+    with http.stream("POST", "/chat/completions", json=payload) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["x-accel-buffering"] == "no"
+        for line in response.iter_lines():
+            if line.startswith(":"):
+                comments.append(line)
+            elif line.startswith("data: "):
+                data = line[6:]
+                events.append(data if data == "[DONE]" else json.loads(data))
+    return events, comments
+
+
+def _decision(http: httpx.Client, request_id: str) -> dict | None:
+    response = http.get(f"/routing-decisions/{request_id}")
+    return response.json() if response.status_code == 200 else None
+
+
+def test_stream_events_come_in_the_documented_order(http: httpx.Client) -> None:
+    events, _ = _events(http)
+    assert events[0]["object"] == "routing"
+    assert events[-1] == "[DONE]"
+    usage = events[-2]
+    assert usage["object"] == "usage"
+    assert {"cost_micros", "latency_ms", "ttft_ms", "prompt_tokens", "completion_tokens"} <= set(usage["usage"])
+    chunks = events[1:-2]
+    assert chunks and all(c["object"] == "chat.completion.chunk" for c in chunks)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert all(c["model"] == events[0]["model"] for c in chunks)
+    text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks)
+    assert text.startswith(f"[simulated {events[0]['model']}]")
+
+
+def test_stream_is_read_by_the_openai_sdk(sdk) -> None:  # type: ignore[no-untyped-def]
+    stream = sdk.chat.completions.create(
+        model="auto", stream=True, messages=[{"role": "user", "content": "Write a haiku about routers"}]
+    )
+    text = ""
+    finish = None
+    for chunk in stream:
+        if chunk.choices:
+            text += chunk.choices[0].delta.content or ""
+            finish = chunk.choices[0].finish_reason or finish
+    assert text.startswith("[simulated ")
+    assert finish == "stop"
+
+
+def test_stream_include_usage_adds_the_openai_usage_chunk(http: httpx.Client) -> None:
+    events, _ = _events(http, stream_options={"include_usage": True})
+    openai_usage = events[-3]
+    assert openai_usage["object"] == "chat.completion.chunk"
+    assert openai_usage["choices"] == []
+    assert openai_usage["usage"]["total_tokens"] == events[-2]["usage"]["total_tokens"]
+
+
+def test_stream_without_include_usage_has_no_openai_usage_chunk(http: httpx.Client) -> None:
+    events, _ = _events(http)
+    assert not any(isinstance(e, dict) and e.get("object") == "chat.completion.chunk" and "usage" in e for e in events)
+
+
+def test_stream_sends_processing_comments_while_the_upstream_is_silent(http: httpx.Client) -> None:
+    # The live gateway runs with a 0.3 s keepalive interval; the upstream pauses 1.5 s mid-answer.
+    events, comments = _events(http, messages=[{"role": "user", "content": "Say hello [sim:idle_ms=1500]"}])
+    assert ": processing" in comments
+    assert events[-1] == "[DONE]"
+
+
+def test_stream_falls_back_before_the_first_token(http: httpx.Client) -> None:
+    first, _ = _events(http)
+    pick = first[0]["model"]
+    events, _ = _events(http, messages=[{"role": "user", "content": f"Write a haiku about routers [sim:fail=503@{pick}]"}])
+    served = events[1]["model"]
+    assert served != pick
+    assert events[-2]["object"] == "usage"
+    decision = poll(lambda: _decision(http, events[0].get("id") or events[-2]["id"]))
+    assert [a["outcome"] for a in decision["attempts"]][:1] == ["http_503"]
+
+
+def test_stream_falls_back_when_the_first_token_budget_passes(http: httpx.Client) -> None:
+    first, _ = _events(http)
+    pick = first[0]["model"]
+    events, _ = _events(
+        http,
+        routing={"first_token_timeout_ms": 300},
+        messages=[{"role": "user", "content": f"Write a haiku about routers [sim:stall_ms=3000@{pick}]"}],
+    )
+    assert events[1]["model"] != pick
+    decision = poll(lambda: _decision(http, events[-2]["id"]))
+    assert decision["attempts"][0]["outcome"] == "first_token_timeout"
+
+
+def test_stream_failure_after_the_first_token_is_an_error_event_not_a_fallback(http: httpx.Client) -> None:
+    events, _ = _events(http, model="meta-llama-3.3-70b",
+                        messages=[{"role": "user", "content": "Tell me a long story [sim:fail_at_chunk=2] [sim:tokens=200]"}])
+    assert events[-1] == "[DONE]"
+    error = events[-2]
+    assert error["object"] == "error"
+    assert error["error"]["code"] == "failed_mid_stream"
+    served = {e["model"] for e in events if isinstance(e, dict) and e.get("object") == "chat.completion.chunk"}
+    assert served == {"meta-llama-3.3-70b"}
+
+
+def test_stream_content_filter_is_passed_on_and_not_retried(http: httpx.Client) -> None:
+    events, _ = _events(http, model="meta-llama-3.3-70b", messages=[{"role": "user", "content": "Do the thing [sim:refuse]"}])
+    chunks = [e for e in events if isinstance(e, dict) and e.get("object") == "chat.completion.chunk"]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "content_filter"
+    decision = poll(lambda: _decision(http, events[-2]["id"]))
+    assert [a["outcome"] for a in decision["attempts"]] == ["served"]
+
+
+def test_tool_loop_falls_back_only_within_the_model_that_made_the_call(http: httpx.Client) -> None:
+    messages = [
+        {"role": "user", "content": "What's the weather in Paris? [sim:fail=503]"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "18C and sunny"},
+    ]
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    response = http.post("/chat/completions", json={"model": "auto", "messages": messages, "tools": tools})
+    assert response.status_code == 502
+    # Every attempt was the same model (its routes), never another model.
+    assert response.json()["error"]["message"].count("/") >= 1
+    routes = [part.split(":")[0].strip() for part in response.json()["error"]["message"].split("Attempts:")[1].split(";")]
+    assert len({r.split("/", 1)[1] for r in routes}) == 1
+
+
+def test_client_disconnect_cancels_the_upstream_and_is_logged(simulated_url: str, http: httpx.Client) -> None:
+    tag = "disconnect-test"
+    payload = {"model": "meta-llama-3.3-70b", "stream": True,
+               "messages": [{"role": "user", "content": f"Tell me a story [sim:tag={tag}] [sim:idle_ms=5000] [sim:tokens=80]"}]}
+    request_id = None
+    with http.stream("POST", "/chat/completions", json=payload) as response:
+        for line in response.iter_lines():
+            if line.startswith("data: ") and '"chat.completion.chunk"' in line:
+                request_id = json.loads(line[6:])["id"]
+                break
+    # Leaving the block closed the connection mid-answer.
+    stats = poll(lambda: (s := httpx.get(f"{simulated_url}/stats").json()["by_tag"].get(tag)) and s["cancelled"] and s)
+    assert stats["cancelled"] == 1 and stats["completed"] == 0
+    decision = poll(lambda: _decision(http, request_id))
+    assert decision["final_disposition"] == "client_disconnected"
+
+
+def test_stream_through_the_anthropic_adapter(http: httpx.Client) -> None:
+    events, _ = _events(http, model="anthropic-claude-haiku-4.5", extended_thinking=True, max_tokens=3000)
+    chunks = [e for e in events if isinstance(e, dict) and e.get("object") == "chat.completion.chunk"]
+    reasoning = "".join(c["choices"][0]["delta"].get("reasoning_content") or "" for c in chunks if c["choices"])
+    content = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+    assert reasoning
+    assert content.startswith("[simulated anthropic-claude-haiku-4.5]")
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert events[-2]["usage"]["completion_tokens"] > 0
+
+
+def test_anthropic_tool_call_comes_back_openai_shaped(http: httpx.Client) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    response = http.post("/chat/completions", json={
+        "model": "anthropic-claude-haiku-4.5", "tools": tools,
+        "messages": [{"role": "user", "content": "Weather in Paris? [sim:tool_call]"}]})
+    assert response.status_code == 200, response.text
+    choice = response.json()["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    call = choice["message"]["tool_calls"][0]
+    assert call["function"]["name"] == "get_weather"
+    assert "city" in json.loads(call["function"]["arguments"])

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from routing.classifier import Classification, Classifier, classification_key, classify
+from routing.classifier.evaluate import HELDOUT_PATH, evaluation_run
+from routing.classifier.linear import WEIGHTS_PATH
+from routing.tasks import COMPLEXITIES, TASKS
+
+CLEAR_EXAMPLES = [
+    ("coding", "Write a Python function that returns the n-th Fibonacci number using memoization."),
+    ("coding", "My Java code throws a NullPointerException on line 12 when the list is empty, how do I fix it?"),
+    ("maths", "Solve 3x + 7 = 22 for x."),
+    ("maths", "Compute the integral of 2x from 0 to 5."),
+    ("reasoning", "What are the trade-offs between hiring a contractor and a full-time employee for our project?"),
+    ("reasoning", "Anna is older than Ben and Ben is older than Carl. Who is the youngest?"),
+    ("factual", "Who was the first president of the United States?"),
+    ("factual", "What is the capital of Peru?"),
+    ("writing", "Write a short poem about autumn leaves."),
+    ("writing", "Draft an email to my team announcing the new office hours."),
+    ("summarization", "Summarize this in one sentence: The museum will close for renovation from May to August, "
+     "and during that time the collection will tour three other cities."),
+    ("summarization", "TL;DR: The board approved the budget, delayed the hiring plan, and asked for a new forecast by June."),
+    ("extraction", "Extract the names and email addresses from this text as JSON: Contact Maria at maria@shop.com "
+     "or Leo at leo@shop.com."),
+    ("extraction", "Extract all dates from this text: The audit starts on 3 March and the report is due on 30 April."),
+    ("translation", "Translate to French: The weather is lovely today."),
+    ("translation", "Translate this sentence into German: I will arrive tomorrow morning."),
+    ("chat", "Hello! How are you doing today?"),
+    ("chat", "Thanks a lot, you made my day!"),
+]
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def test_classifier_examples_not_in_data_files():
+    users = {record["user"] for path in (HELDOUT_PATH, HELDOUT_PATH.with_name("train.jsonl")) for record in _read_jsonl(path)}
+    assert not users & {user for _, user in CLEAR_EXAMPLES}
+
+
+@pytest.mark.parametrize(("task", "user"), CLEAR_EXAMPLES)
+def test_classify_recognises_family(task, user):
+    result = classify(system="", user=user)
+    assert result.task == task
+
+
+def test_classify_returns_known_labels():
+    result = classify(system="You are helpful.", user="Explain how rainbows form.")
+    assert isinstance(result, Classification)
+    assert result.task in TASKS
+    assert result.complexity in COMPLEXITIES
+    assert 0.0 <= result.confidence <= 1.0
+
+
+def test_classify_tools_offered_is_tool_use():
+    result = classify(system="", user="What's the weather in Madrid tomorrow?", has_tools=True)
+    assert result.task == "tool_use"
+    assert result.complexity in COMPLEXITIES
+
+
+def test_classify_million_character_prompt():
+    user = "Please review the following log. " + "x" * 1_000_000 + " Summarize the errors."
+    result = classify(system="", user=user)
+    assert result.task in TASKS
+
+
+def test_classification_key_depends_only_on_window():
+    head, tail = "Translate into Spanish: " + "a" * 3_000, "b" * 1_000
+    first = head + "c" * 1_000_000 + tail
+    second = head + "d" * 1_000_000 + tail
+    assert classification_key(system="", user=first, has_tools=False) == classification_key(
+        system="", user=second, has_tools=False
+    )
+    assert classify(system="", user=first) == classify(system="", user=second)
+
+
+def test_classification_key_is_deterministic():
+    key = classification_key(system="sys", user="hello there", has_tools=False)
+    assert key == classification_key(system="sys", user="hello there", has_tools=False)
+    assert key != classification_key(system="sys", user="hello there", has_tools=True)
+    assert key != classification_key(system="other", user="hello there", has_tools=False)
+    assert key == "aebd63d81e00e85af46067f76f848791"
+
+
+def test_classification_key_ignores_system_beyond_window():
+    base = "s" * 1_000
+    assert classification_key(system=base + "x", user="hi", has_tools=False) == classification_key(
+        system=base + "y", user="hi", has_tools=False
+    )
+
+
+def test_classifier_missing_weights_falls_back_to_heuristic(tmp_path):
+    classifier = Classifier.from_path(tmp_path / "missing.npz")
+    result = classifier.classify(system="", user="Translate to Spanish: good morning, everyone.")
+    assert result.estimated is True
+    assert result.task == "translation"
+    assert result.complexity in COMPLEXITIES
+
+
+def test_classifier_corrupt_weights_falls_back_to_heuristic(tmp_path):
+    path = tmp_path / "weights.npz"
+    path.write_bytes(b"not an npz file")
+    result = Classifier.from_path(path).classify(system="", user="hi", has_tools=True)
+    assert result.estimated is True
+    assert result.task == "tool_use"
+
+
+def test_classifier_shipped_weights_load():
+    assert Classifier.from_path(WEIGHTS_PATH).model is not None
+
+
+def test_classifier_heldout_accuracy_floor():
+    figures = evaluation_run(_read_jsonl(HELDOUT_PATH), Classifier.from_path(WEIGHTS_PATH))
+    assert figures["task_accuracy"] >= 0.78
+    assert figures["complexity_accuracy"] >= 0.5
