@@ -35,6 +35,7 @@ from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
+from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
 
 logger = logging.getLogger("inferbase.gateway")
@@ -323,14 +324,65 @@ async def complete(ex: Exchange) -> dict[str, Any]:
             ex.attempts.append(_attempt_record(link, "no_content_before_limit", started))
             last_result = (link, result)
             continue
+        if chat.response_format_type and decision.policy.structured_output_extraction:
+            result, message = await _structured_repair(ex, link, adapter, client, body, options, result, message, started)
         ex.attempts.append(_attempt_record(link, "served", started))
-        return _completion_response(ex, link, result, message, finish)
+        return _completion_response(ex, link, result, message, message.get("_finish", finish))
     if last_result is not None:
         link, result = last_result
         choice = result["choices"][0]
         ex.attempts[-1]["outcome"] = "served"
         return _completion_response(ex, link, result, message_clean(choice.get("message") or {}), choice.get("finish_reason"))
     raise _all_failed(ex)
+
+
+REASK_PROMPT = "Reply with only the JSON document, with no code fences and no commentary."
+
+
+async def _structured_repair(ex: Exchange, link: ChainLink, adapter: Any, client: Any, body: dict[str, Any],
+                             options: CallOptions, result: dict[str, Any], message: dict[str, Any],
+                             started: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Take the JSON document out of the answer; ask once more when the policy says so and there is none."""
+    assert ex.chat is not None and ex.decision is not None
+    content = message.get("content")
+    if not isinstance(content, str):
+        return result, message
+    extraction = json_extract(content)
+    repair: dict[str, Any] = {"applied": False}
+    if extraction.document is None and ex.decision.policy.structured_output_reask:
+        # The re-ask is a second attempt on the same route, billed: its usage is added to the first's.
+        ex.attempts.append(_attempt_record(link, "no_json_document", started))
+        first_usage = _usage_from(ex, result.get("usage"), content)
+        again = {**body, "messages": [*body["messages"], {"role": "assistant", "content": content},
+                                      {"role": "user", "content": REASK_PROMPT}]}
+        started = time.perf_counter()
+        try:
+            result = await adapter.complete(client, _target(link), again, options)
+        except UpstreamError as exc:
+            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            message["_repair"] = {"applied": False, "reason": "no_document", "reasked": True}
+            return {**result, "usage": first_usage}, message
+        second = _usage_from(ex, result.get("usage"), "")
+        result = {**result, "usage": {k: int(first_usage.get(k, 0)) + int(second.get(k, 0))
+                                      for k in ("prompt_tokens", "completion_tokens", "total_tokens")}}
+        message = message_clean(result["choices"][0].get("message") or {})
+        message["_finish"] = result["choices"][0].get("finish_reason")
+        content = message.get("content") or ""
+        extraction = json_extract(content)
+        repair["reasked"] = True
+    if extraction.document is None:
+        repair.update({"reason": "no_document"})
+    elif extraction.method is not None:
+        message["content"] = extraction.document
+        repair.update({"applied": True, "method": extraction.method})
+    if extraction.document is not None and ex.chat.json_schema:
+        errors = schema_errors(extraction.document, ex.chat.json_schema)
+        repair["schema_valid"] = not errors
+        if errors:
+            repair["schema_errors"] = errors
+    if repair != {"applied": False}:
+        message["_repair"] = repair
+    return result, message
 
 
 def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], message: dict[str, Any],
@@ -353,6 +405,10 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], 
     usage_out["latency_ms"] = ex.elapsed_ms()
     if ex.dropped_params:
         usage_out["dropped_params"] = list(ex.dropped_params)
+    message.pop("_finish", None)
+    repair = message.pop("_repair", None)
+    if repair is not None:
+        usage_out["structured_output_repair"] = repair
     choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": ex.finish_reason, "logprobs": result["choices"][0].get("logprobs")}
     return {
         "id": ex.request_id,

@@ -732,6 +732,20 @@ def test_pinned_model_outside_the_pool_is_served_when_policy_does_not_require_it
     assert decision.routing["model"] == "a"
 
 
+def test_pinned_model_keeps_only_routes_under_the_cost_ceiling() -> None:
+    routes = [make_route(model_id="a", provider="groq", price_output=50.0), make_route(model_id="a", provider="together")]
+    request = make_request(model="a", max_tokens=100, routing={"max_cost_micros": 1_000})
+    decision = decide_with(make_snapshot([make_model(id="a")], routes), request)
+    assert chain_ids(decision) == ["together/a"]
+
+
+def test_pinned_route_credential_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROQ_TEST_KEY", "sk-env")
+    snapshot = make_snapshot([make_model(id="a")], [make_route(model_id="a", api_key_env="GROQ_TEST_KEY")])
+    decision = decide_with(snapshot, make_request(model="a"))
+    assert (decision.chain[0].api_key, decision.chain[0].own_key) == ("sk-env", False)
+
+
 # --- policy ------------------------------------------------------------------------------------------------
 
 
