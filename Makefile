@@ -39,3 +39,13 @@ bench: install-dev
 
 clean:
 	rm -rf $(VENV) db.sqlite3 var
+
+# Gateway overhead benchmark (bench/, docs/benchmarks.md): direct vs floor vs gateway, ~5 minutes.
+.PHONY: bench-gateway
+bench-gateway: install
+	$(PY) -m bench.run
+
+# The same, against a LiteLLM proxy installed in its own virtual env (.venv-litellm).
+bench-peer: install
+	test -x .venv-litellm/bin/litellm || ($(PYTHON) -m venv .venv-litellm && .venv-litellm/bin/pip install --quiet --disable-pip-version-check 'litellm[proxy]')
+	$(PY) -m bench.run --peer

@@ -41,12 +41,12 @@ def log(msg: str) -> None:
 
 
 def wait_http(url: str, proc: subprocess.Popen | None, timeout: float = 90, method: str = "GET",
-              json_body: dict | None = None, ok=(200,)) -> None:
+              json_body: dict | None = None, ok=(200,), headers: dict | None = None) -> None:
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=3) as client:
         while True:
             try:
-                if client.request(method, url, json=json_body).status_code in ok:
+                if client.request(method, url, json=json_body, headers=headers).status_code in ok:
                     return
             except httpx.TransportError:
                 pass
@@ -143,37 +143,25 @@ class Bench:
         return proc
 
     def start_litellm(self) -> subprocess.Popen | None:
-        exe = REPO / ".venv-litellm" / "bin" / "litellm"
-        if not exe.exists():
-            log("no .venv-litellm/bin/litellm: skipping the peer")
+        from bench import peer_litellm
+
+        if not peer_litellm.available():
+            self.litellm_failure = "no .venv-litellm/bin/litellm (run make bench-peer, which installs it)"
+            log(self.litellm_failure)
             return None
         port = free_port()
-        cfg = self.tmp / "litellm.yaml"
-        cfg.write_text(
-            "model_list:\n"
-            f"  - model_name: {PINNED}\n"
-            "    litellm_params:\n"
-            f"      model: openai/{PINNED}\n"
-            f"      api_base: {self.upstream}/openai/v1\n"
-            "      api_key: sk-bench-not-used\n"
-            "litellm_settings:\n"
-            "  telemetry: false\n"
-        )
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
-               "LITELLM_TELEMETRY": "False", "NO_PROXY": "*"}
-        env.pop("DATABASE_URL", None)
-        proc = self.spawn("litellm", [str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
-                                      "--num_workers", "1"], env)
+        cmd, env, key = peer_litellm.command(upstream=self.upstream, model=PINNED, port=port, tmp=self.tmp)
+        proc = self.spawn("litellm", cmd, env)
         url = f"http://127.0.0.1:{port}/v1/chat/completions"
         try:
-            wait_http(url, proc, timeout=180, method="POST",
+            wait_http(url, proc, timeout=180, method="POST", headers={"Authorization": f"Bearer {key}"},
                       json_body={"model": PINNED, "messages": [{"role": "user", "content": "hi"}]})
         except RuntimeError:
-            log("LiteLLM did not start; see its log: " + (self.tmp / "litellm.log").read_text()[-2000:])
-            self.litellm_failure = (self.tmp / "litellm.log").read_text()[-3000:]
+            self.litellm_failure = (self.tmp / "litellm.log").read_text(errors="replace")[-3000:]
+            log("LiteLLM did not start: " + self.litellm_failure)
             return None
-        self.targets["litellm"] = {"url": url, "pid": proc.pid, "key": "", "server": "litellm proxy (uvicorn, 1 worker)",
-                                   "tree": True}
+        self.targets["litellm"] = {"url": url, "pid": proc.pid, "key": key, "tree": True,
+                                   "server": "litellm proxy (uvicorn, 1 worker)"}
         return proc
 
     # --- measuring -----------------------------------------------------------------------------------
@@ -221,12 +209,9 @@ def environment() -> dict:
             versions[pkg] = version(pkg)
         except PackageNotFoundError:
             pass
-    litellm = REPO / ".venv-litellm" / "bin" / "python"
-    if litellm.exists():
-        out = subprocess.run([str(litellm), "-c", "from importlib.metadata import version; print(version('litellm'))"],
-                             capture_output=True, text=True)
-        if out.returncode == 0:
-            versions["litellm (.venv-litellm)"] = out.stdout.strip()
+    from bench import peer_litellm
+    if peer_litellm.version():
+        versions["litellm (.venv-litellm)"] = peer_litellm.version()
     return {"nproc": os.cpu_count(), "cpu_model": cpu, "python": platform.python_version(),
             "platform": platform.platform(), "packages": versions, "hostname": socket.gethostname()}
 
@@ -288,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     path.write_text(json.dumps(payload, indent=1))
     log(f"wrote {path.relative_to(REPO)} ({payload['wall_seconds']} s)")
     if not args.no_docs:
-        from bench.report import write_docs
+        from bench.chart import write_docs
         write_docs(path)
         log(f"updated {DOC.relative_to(REPO)}")
     shutil.rmtree(tmp, ignore_errors=True)

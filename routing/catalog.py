@@ -21,11 +21,12 @@ def model_servable_routes(snapshot: Snapshot, model_id: str, project_id: int | N
 def model_list(snapshot: Snapshot, *, policy: PolicySnap | None, project_id: int | None) -> list[dict[str, Any]]:
     """Return the OpenAI model-list entries: servable catalog models, then those served by the project's own keys."""
     pool = set(policy.pool) if policy is not None and policy.require_pinned_in_pool and policy.pool else None
+    # A pool's base id admits its variants unless the policy forbids variants.
     public: list[dict[str, Any]] = []
     own: list[dict[str, Any]] = []
     for model_id in sorted(snapshot.models):
         model = snapshot.models[model_id]
-        if pool is not None and model_id not in pool and model.base_id not in pool:
+        if pool is not None and model_id not in pool and not (policy.allow_variants and model.base_id in pool):
             continue
         public_routes = [r for r in snapshot.routes.get(model_id, ()) if snapshot.credential_for(r, None) is not None]
         entry = {"id": model_id, "object": "model", "owned_by": "inferbase", "name": model.name}

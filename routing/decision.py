@@ -65,6 +65,7 @@ class ChainLink:
     model: ModelSnap
     api_key: str | None
     own_key: bool
+    thinking: bool | None = None  # what to send this link's upstream: on, off, or leave to the model
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,21 +183,21 @@ def route_request(ex: Exchange, snapshot: Snapshot) -> Decision:
     return decision
 
 
-def _thinks(link: ChainLink, decision: Decision, index: int) -> bool:
+def _thinks(link: ChainLink) -> bool:
+    """Return True when this link's model will reason (so the thinking timeouts apply)."""
     if link.model.reasoning == "always_on":
         return True
     if link.model.reasoning == "none":
         return False
-    return decision.thinking is not False
+    return link.thinking is not False
 
 
-def _call_options(link: ChainLink, decision: Decision, budget: Budget, first_token_s: float) -> CallOptions:
-    thinking = decision.thinking if link.model.reasoning == "switchable" else None
+def _call_options(link: ChainLink, budget: Budget, first_token_s: float) -> CallOptions:
     return CallOptions(
         first_token_timeout=max(0.001, first_token_s),
         idle_timeout=budget.idle_s,
         deadline=time.monotonic() + budget.attempt_max_s,
-        thinking=thinking,
+        thinking=link.thinking if link.model.reasoning == "switchable" else None,
     )
 
 
@@ -287,14 +287,14 @@ async def complete(ex: Exchange) -> dict[str, Any]:
     chain = decision.chain
     last_result: tuple[ChainLink, dict[str, Any]] | None = None
     for index, link in enumerate(chain):
-        thinks = _thinks(link, decision, index)
+        thinks = _thinks(link)
         budget = budget_for(stream=False, thinks=thinks, first_token_ms=decision.first_token_timeout_ms,
                             deadline_ms=decision.total_deadline_ms)
         left = _first_token_left(ex, budget)
         if left <= 0:
             ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
             break
-        options = _call_options(link, decision, budget, left)
+        options = _call_options(link, budget, left)
         adapter = adapter_for(link.route.dialect)
         started = time.perf_counter()
         try:
@@ -505,14 +505,14 @@ async def stream(ex: Exchange, emit: Emit) -> None:
     await emit(sse({**ex.routing, "choices": []}))
     interval = settings.INFERBASE_STREAM_KEEPALIVE_SECONDS
     hold_reasoning = chat.extended_thinking is False
-    for index, link in enumerate(decision.chain):
-        budget = budget_for(stream=True, thinks=_thinks(link, decision, index),
+    for link in decision.chain:
+        budget = budget_for(stream=True, thinks=_thinks(link),
                             first_token_ms=decision.first_token_timeout_ms, deadline_ms=decision.total_deadline_ms)
         left = _first_token_left(ex, budget)
         if left <= 0:
             ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
             break
-        options = _call_options(link, decision, budget, left)
+        options = _call_options(link, budget, left)
         adapter = adapter_for(link.route.dialect)
         started = time.perf_counter()
         try:

@@ -13,13 +13,11 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
     "translation": (
         re.compile(
             r"\b(translat\w*|tradu\w*|übersetz\w*|traduc\w*|перевед\w*|перевод\w*)\b|翻译|翻訳|訳して",
-            re.IGNORECASE,
         ),
         re.compile(
-            r"\b(into|to|in|en|auf|in|на)\s+(english|french|spanish|german|italian|portuguese|chinese|"
+            r"\b(into|to|in|en|auf|на)\s+(english|french|spanish|german|italian|portuguese|chinese|"
             r"japanese|russian|korean|dutch|arabic|français|anglais|espagnol|inglés|francés|alemán|"
             r"englisch|französisch|deutsch|inglese|francese|inglês|francês|английский|французский)\b",
-            re.IGNORECASE,
         ),
     ),
     "summarization": (
@@ -27,7 +25,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"\b(summari[sz]\w*|summary|tl;?dr|condense|key points|main points|recap|résum\w*|"
             r"resum\w*|zusammenfass\w*|riassum\w*|sintetiz\w*|кратк\w*|резюм\w*|суммир\w*)\b|"
             r"总结|摘要|概括|要約|まとめ",
-            re.IGNORECASE,
         ),
     ),
     "extraction": (
@@ -35,7 +32,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"\b(extract\w*|pull out|parse (?:the|this)|as json|into json|json (?:object|with)|fields?|"
             r"list (?:all|every) (?:the )?(?:names|dates|emails|amounts)|named entit\w*|extrai\w*|"
             r"extra(?:e|er|iga)\w*|extrahier\w*|извлек\w*)\b|提取|抽出",
-            re.IGNORECASE,
         ),
     ),
     "coding": (
@@ -44,7 +40,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"stack ?trace|exception|compile\w*|refactor\w*|unit tests?|api|endpoint|class|"
             r"script|code|código|codice|funktion|función|funzione|fonction|код\w*|функци\w*)\b|"
             r"\bdef |\bimport |=>|\(\)|代码|函数|コード|関数",
-            re.IGNORECASE,
         ),
     ),
     "maths": (
@@ -53,15 +48,13 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"calculate|compute|how many|percent\w*|sum of|prime|modulo|polynomial|limit|"
             r"résou\w*|équation|calcul\w*|ecuaci\w*|gleichung|berechne\w*|equazione|уравнен\w*|"
             r"вычисл\w*)\b|\d+\s*[-+*/^×÷]\s*\d+|[∫∑√π]|方程|积分|概率|計算|確率",
-            re.IGNORECASE,
         ),
     ),
     "reasoning": (
         re.compile(
             r"\b(puzzle|riddle|logic\w*|deduce|which (?:one|option)|trade-?offs?|pros and cons|"
             r"should (?:we|i) (?:choose|pick|go with)|plan|schedule|argument|fallacy|assum\w*|"
-            r"if .{0,40} then|énigme|rätsel|acertijo|enigma|головоломк\w*|логик\w*)\b|谜题|推理|パズル",
-            re.IGNORECASE,
+            r"énigme|rätsel|acertijo|enigma|головоломк\w*|логик\w*)\b|谜题|推理|パズル",
         ),
     ),
     "writing": (
@@ -69,7 +62,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"\b(write|draft|compose|poem|story|essay|blog|post|email|e-mail|letter|cover letter|"
             r"slogan|tagline|speech|lyrics|haiku|rédige\w*|écri\w*|escrib\w*|redact\w*|schreib\w*|"
             r"scriv\w*|escrev\w*|напиш\w*|сочин\w*)\b|写一|写一篇|作文|書いて|詩",
-            re.IGNORECASE,
         ),
     ),
     "factual": (
@@ -77,7 +69,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"^\s*(who|what|when|where|why|how does|how do|which|explain|define|qui|quand|où|"
             r"pourquoi|quién|cuándo|dónde|por qué|wer|wann|wo|warum|chi|quando|dove|perché|"
             r"quem|onde|кто|когда|где|почему|что такое)\b|什么是|为什么|とは|なぜ",
-            re.IGNORECASE,
         ),
     ),
     "chat": (
@@ -85,7 +76,6 @@ _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
             r"^\s*(hi|hello|hey|thanks|thank you|good (?:morning|night|evening)|bonjour|salut|hola|"
             r"hallo|ciao|olá|oi|привет|здравствуй\w*)\b|\b(how are you|i feel|i'm feeling|i am feeling|"
             r"advice|lonely|bored|what do you think|your favou?rite)\b|你好|こんにちは",
-            re.IGNORECASE,
         ),
     ),
 }
@@ -102,6 +92,17 @@ _PRIORITY = (
 )
 
 
+_HEAD_CHARS = 400
+_TAIL_CHARS = 200
+
+
+def _rule_text(user: str) -> str:
+    """Return the lower-cased start and end of the user window, where the ask usually is."""
+    if len(user) > _HEAD_CHARS + _TAIL_CHARS:
+        user = user[:_HEAD_CHARS] + "\n" + user[-_TAIL_CHARS:]
+    return user.lower()
+
+
 @dataclass(frozen=True, slots=True)
 class Guess:
     """A rule-based task guess and how strongly the rules backed it (0..1)."""
@@ -112,7 +113,7 @@ class Guess:
 
 def guess_task(window: Window) -> Guess:
     """Return the family whose rules match the user window most, preferring specific families on ties."""
-    text = window.user
+    text = _rule_text(window.user)
     best, best_hits = "", 0
     for task in _PRIORITY:
         hits = sum(len(pattern.findall(text)) for pattern in _RULES[task])

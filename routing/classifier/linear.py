@@ -39,7 +39,7 @@ class LinearModel:
         logits = features.dense @ self.dense
         for indices in (features.user_words, features.user_chars, features.system):
             if len(indices):
-                logits += self.buckets[indices].sum(axis=0) * np.float32(len(indices) ** -0.5)
+                logits += np.add.reduce(np.take(self.buckets, indices, axis=0), axis=0) * np.float32(len(indices) ** -0.5)
         n_tasks = len(self.tasks)
         return Scores(task=_softmax(logits[:n_tasks]), complexity=_softmax(logits[n_tasks:]))
 

@@ -22,11 +22,10 @@ from .filters import (
     Trail,
     effective_pool,
     in_policy_pool,
-    meets_floor,
     models_noun,
     request_needs,
     run_fit_steps,
-    run_model_filter,
+    run_preset,
     run_servable,
     servable_routes,
     task_score,
@@ -72,16 +71,15 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
     if emptied is not None:
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
                             code="no_eligible_model")
-    thinking_memo: dict[tuple[str, bool], Thinking] = {}
-    contenders = [_contender(c, request, classification, narrowed, snapshot, thinking_memo) for c in candidates]
     task, floor = classification.task, narrowed.floor
-    contenders = run_model_filter(contenders, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
-                                  f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
-    if not contenders:
+    candidates = run_preset(candidates, trail, snapshot, task, floor)
+    if not candidates:
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    order = ranked(contenders, narrowed.objective)
+    thinking_memo: dict[tuple[str, bool], Thinking] = {}
+    order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
+                   narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
     pick = sticky or order[0]
     others = [c for c in order if c is not pick]
@@ -141,7 +139,9 @@ def _decide_pinned(request: RoutingRequest, classification: Classification, poli
         raise trail.failure(f"{model.id} has no route that {_EMPTIED[emptied](request, narrowed)}.", status=503,
                             code="no_servable_route")
 
-    pick = _contender(candidates[0], request, classification, narrowed, snapshot, {})
+    candidate = candidates[0]
+    candidate.score, candidate.proxied = task_score(candidate.model, snapshot, classification.task)
+    pick = _contender(candidate, request, classification, narrowed, {})
     chain = tuple(_link(pick, option) for option in pick.options[: narrowed.chain_length])
     _add_chain_step(trail, 1, chain)
     if substituted_from is not None:
@@ -172,7 +172,7 @@ def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingReq
 
 
 def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
-               narrowed: Narrowed, snapshot: Snapshot, thinking_memo: dict[tuple[str, bool], Thinking]) -> Contender:
+               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool], Thinking]) -> Contender:
     model = candidate.model
     no_room = leaves_no_room_to_think(model, request.max_tokens)
     # The thinking outcome depends on the model only through these two facts; memoised per decision.
@@ -192,8 +192,8 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
     if len(keyed) > 1:
         keyed.sort(key=_first)
     options = [option for _, option in keyed]
-    score, proxied = task_score(model, snapshot, classification.task)
-    return Contender(model, options, score, proxied, thinking, model.reasoning == "always_on" and no_room)
+    return Contender(model, options, candidate.score, candidate.proxied, thinking,
+                     model.reasoning == "always_on" and no_room)
 
 
 def _first(pair: tuple[Any, Option]) -> Any:
@@ -202,7 +202,7 @@ def _first(pair: tuple[Any, Option]) -> Any:
 
 def _link(contender: Contender, option: Option) -> ChainLink:
     return ChainLink(route=option.route, model=contender.model, api_key=option.credential[0],
-                     own_key=option.credential[1])
+                     own_key=option.credential[1], thinking=contender.thinking.send)
 
 
 def _add_chain_step(trail: Trail, contenders: int, chain: tuple[ChainLink, ...]) -> None:

@@ -36,6 +36,8 @@ class Candidate:
 
     model: ModelSnap
     routes: list[tuple[RouteSnap, Credential]]
+    score: float | None = None  # set by the preset step
+    proxied: bool = False
 
 
 @dataclass(slots=True)
@@ -271,6 +273,15 @@ def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingReq
         if not candidates:
             return candidates, "cost_ceiling"
     return candidates, None
+
+
+def run_preset(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, task: str | None,
+               floor: str) -> list[Candidate]:
+    """Score each candidate for the task and keep those that clear the quality floor."""
+    for candidate in candidates:
+        candidate.score, candidate.proxied = task_score(candidate.model, snapshot, task)
+    return run_model_filter(candidates, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
+                            f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
 
 
 def _model_id(model: ModelSnap) -> str:

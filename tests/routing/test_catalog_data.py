@@ -208,7 +208,7 @@ def test_simulation_blocks(catalog):
         if "refuses_on" in sim:
             refusing += 1
             assert sim["refuses_on"] and all(isinstance(k, str) and k for k in sim["refuses_on"]), m["id"]
-    assert 2 <= fenced <= 3
+    assert 2 <= fenced <= 4
     assert refusing <= 1
 
 

@@ -1,0 +1,279 @@
+"""Tables and chart from bench-out/results-*.json: the "Gateway overhead" and "LiteLLM peer" sections of
+docs/benchmarks.md and docs/bench-latency.svg (a hand-written SVG: no plotting dependency).
+
+    .venv/bin/python -m bench.chart bench-out/results-<timestamp>.json   # re-render from a results file"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "benchmarks.md"
+SVG = REPO / "docs" / "bench-latency.svg"
+OUT = REPO / "bench-out"
+ORDER = ["direct", "floor", "gateway-pinned", "gateway-auto", "gateway-uvicorn-pinned", "gateway-uvicorn-auto", "litellm"]
+COLORS = {"direct": "#888888", "floor": "#4c9be8", "gateway-pinned": "#2ca02c", "gateway-auto": "#98df8a",
+          "gateway-uvicorn-pinned": "#9467bd", "gateway-uvicorn-auto": "#c5b0d5", "litellm": "#d62728"}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def grouped(results: list[dict]) -> dict[tuple, list[dict]]:
+    g: dict[tuple, list[dict]] = defaultdict(list)
+    for r in results:
+        g[(r["target"], r["stream"], r["concurrency"])].append(r)
+    return g
+
+
+def avg(rows: list[dict], *keys: str) -> float | None:
+    vals = []
+    for r in rows:
+        v = r
+        for k in keys:
+            v = v.get(k) if isinstance(v, dict) else None
+        if v is not None:
+            vals.append(v)
+    return mean(vals) if vals else None
+
+
+def per_round(rows: list[dict], *keys: str, fmt: str = "{:.1f}") -> str:
+    out = []
+    for r in sorted(rows, key=lambda r: r["round"]):
+        v = r
+        for k in keys:
+            v = v.get(k) if isinstance(v, dict) else None
+        out.append("–" if v is None else fmt.format(v))
+    return " / ".join(out)
+
+
+def f(v: float | None, fmt: str = "{:.1f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def table(data: dict) -> list[str]:
+    g = grouped(data["results"])
+    lines = [
+        "| mode | c | target | req/s (run 1 / 2) | p50 ms (1 / 2) | p90 | p99 | added p50 / p90 / p99 ms | "
+        "TTFT p50 ms (added) | errors | CPU ms/req (1 / 2) | CPU × floor | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    keys = sorted(g, key=lambda k: (k[1], k[2], ORDER.index(k[0]) if k[0] in ORDER else 99))
+    for target, stream, c in keys:
+        rows = g[(target, stream, c)]
+        direct = g.get(("direct", stream, c), [])
+        floor = g.get(("floor", stream, c), [])
+        added = "–"
+        if target != "direct" and direct:
+            parts = [avg(rows, "latency_ms", p) - avg(direct, "latency_ms", p) for p in ("p50", "p90", "p99")
+                     if avg(rows, "latency_ms", p) is not None]
+            added = " / ".join(f"{x:+.1f}" for x in parts)
+        ttft = "–"
+        if stream and avg(rows, "ttft_ms", "p50") is not None:
+            ttft = f(avg(rows, "ttft_ms", "p50"))
+            if target != "direct" and direct and avg(direct, "ttft_ms", "p50") is not None:
+                ttft += f" ({avg(rows, 'ttft_ms', 'p50') - avg(direct, 'ttft_ms', 'p50'):+.1f})"
+        ratio = "–"
+        cpu = avg(rows, "target_cpu_ms_per_req")
+        fcpu = avg(floor, "target_cpu_ms_per_req")
+        if target not in ("direct", "floor") and cpu and fcpu:
+            ratio = f"{cpu / fcpu:.2f}×"
+        hwm = max((r.get("target_hwm_kib", 0) for r in rows), default=0) / 1024
+        errors = sum(r["errors"] for r in rows)
+        kinds: dict[str, int] = defaultdict(int)
+        for r in rows:
+            for k, n in r.get("error_kinds", {}).items():
+                kinds[k] += n
+        err = str(errors) + (" (" + ", ".join(f"{k}×{n}" for k, n in kinds.items()) + ")" if kinds else "")
+        lines.append(
+            f"| {'stream' if stream else 'json'} | {c} | {target} | {per_round(rows, 'throughput_rps')} | "
+            f"{per_round(rows, 'latency_ms', 'p50')} | {f(avg(rows, 'latency_ms', 'p90'))} | "
+            f"{f(avg(rows, 'latency_ms', 'p99'))} | {added} | {ttft} | {err} | "
+            f"{per_round(rows, 'target_cpu_ms_per_req', fmt='{:.2f}')} | {ratio} | {hwm:.0f} |")
+    return lines
+
+
+def headline(data: dict) -> list[str]:
+    g = grouped(data["results"])
+    c = max(data["workload"]["concurrency"])
+    out = []
+
+    def cpu(t: str, s: bool = False, cc: int = c) -> float | None:
+        return avg(g.get((t, s, cc), []), "target_cpu_ms_per_req")
+
+    def rps(t: str, s: bool = False, cc: int = c) -> float | None:
+        return avg(g.get((t, s, cc), []), "throughput_rps")
+
+    def p50(t: str, s: bool = False, cc: int = 1) -> float | None:
+        return avg(g.get((t, s, cc), []), "latency_ms", "p50")
+
+    fl, pin, aut = cpu("floor"), cpu("gateway-pinned"), cpu("gateway-auto")
+    if fl and pin:
+        out.append(f"- CPU per non-streamed request at c={c} (mean of the runs): floor **{fl:.2f} ms**, gateway pinned "
+                   f"**{pin:.2f} ms** ({pin / fl:.2f}× the floor; aim ≤ 1.5×), auto **{f(aut, '{:.2f}')} ms**"
+                   + (f" ({aut / fl:.2f}×; auto − pinned {aut - pin:+.2f} ms, aim ≤ +1 ms)." if aut else "."))
+    sfl, spin, saut = cpu("floor", True), cpu("gateway-pinned", True), cpu("gateway-auto", True)
+    if sfl and spin:
+        out.append(f"- CPU per streamed request (20 content chunks) at c={c}: floor {sfl:.2f} ms, pinned {spin:.2f} ms "
+                   f"({spin / sfl:.2f}×), auto {f(saut, '{:.2f}')} ms.")
+    if rps("gateway-pinned"):
+        out.append(f"- Throughput at c={c}, non-streamed: direct {f(rps('direct'))}, floor {f(rps('floor'))}, gateway "
+                   f"pinned {f(rps('gateway-pinned'))}, auto {f(rps('gateway-auto'))} req/s"
+                   + (f", LiteLLM {f(rps('litellm'))} req/s" if rps("litellm") else "")
+                   + " (aim ≥ 300 req/s = 10× LiteLLM's reference 30 req/s).")
+    if rps("gateway-uvicorn-pinned"):
+        out.append(f"- Same under uvicorn: pinned {f(rps('gateway-uvicorn-pinned'))} req/s at "
+                   f"{f(cpu('gateway-uvicorn-pinned'), '{:.2f}')} ms CPU/req, auto {f(rps('gateway-uvicorn-auto'))} req/s "
+                   f"at {f(cpu('gateway-uvicorn-auto'), '{:.2f}')} ms CPU/req.")
+    if p50("gateway-pinned") is not None and p50("direct") is not None:
+        out.append(f"- One client (c=1), non-streamed p50: direct {p50('direct'):.2f} ms, floor {f(p50('floor'), '{:.2f}')} ms, "
+                   f"gateway pinned {p50('gateway-pinned'):.2f} ms (+{p50('gateway-pinned') - p50('direct'):.2f}), auto "
+                   f"{f(p50('gateway-auto'), '{:.2f}')} ms"
+                   + (f", LiteLLM {p50('litellm'):.2f} ms (+{p50('litellm') - p50('direct'):.2f})" if p50("litellm") else "")
+                   + ".")
+    hwm = [r.get("target_hwm_kib", 0) for r in data["results"] if r["target"].startswith("gateway-") and "uvicorn" not in r["target"]]
+    if hwm:
+        out.append(f"- Gateway (daphne) peak RSS (VmHWM) over the run: {max(hwm) / 1024:.0f} MiB"
+                   + (f"; floor {max(r.get('target_hwm_kib', 0) for r in data['results'] if r['target'] == 'floor') / 1024:.0f} MiB"
+                      if any(r["target"] == "floor" for r in data["results"]) else "")
+                   + (f"; LiteLLM {max(r.get('target_hwm_kib', 0) for r in data['results'] if r['target'] == 'litellm') / 1024:.0f} MiB"
+                      if any(r["target"] == "litellm" for r in data["results"]) else "") + ".")
+    errs = sum(r["errors"] for r in data["results"])
+    out.append(f"- Errors: {errs} over {sum(r['requests'] for r in data['results'])} measured requests."
+               + (" Gateway log lines with ERROR/WARNING: " + "; ".join(f"`{x[:160]}`" for x in data["gateway_log_errors"][:5])
+                  if data.get("gateway_log_errors") else ""))
+    loads = [r["loadavg_before"] for r in data["results"]]
+    out.append(f"- 1-minute load average during the run: {min(loads):.1f}–{max(loads):.1f} on {data['environment']['nproc']} "
+               "cores (other work shares this machine; read latency and throughput with that in mind, CPU per request "
+               "is the process's own accounting and is the steadier number).")
+    return out
+
+
+def environment(data: dict) -> list[str]:
+    e = data["environment"]
+    pk = ", ".join(f"{k} {v}" for k, v in e["packages"].items())
+    w = data["workload"]
+    return [
+        f"Command: `{data['command']}` (`.venv/bin/python -m bench.run{' ' + ' '.join(data['argv']) if data['argv'] else ''}`), "
+        f"{data['timestamp']}, {data['wall_seconds']} s wall. Raw results: `bench-out/results-{data['timestamp']}.json`.",
+        "",
+        f"Machine: {e['nproc']} cores, {e['cpu_model']}; {e['platform']}; Python {e['python']}. Packages: {pk}.",
+        "",
+        f"Workload: one chat-completions request (`[sim:tokens={w['tokens']}]`, {w['content_chunks_per_stream']} content "
+        f"chunks when streamed), closed loop at c = {', '.join(map(str, w['concurrency']))}, {w['warmup_s']} s warm-up then "
+        f"{w['duration_s']} s measured per configuration, {w['rounds']} runs of the whole grid (run 1 / run 2 shown). "
+        "Pinned = `meta-llama-3.3-70b`, auto = `model: \"auto\"`. Added latency = target − direct at the same percentile "
+        "(means of the runs). CPU ms/req = Δ(utime+stime) of the server process from `/proc/<pid>/stat` over the "
+        "measured window ÷ requests completed in it. Peak RSS = `VmHWM`.",
+    ]
+
+
+def svg(datas: list[dict]) -> str:
+    """Left: non-streamed latency percentiles at the highest concurrency; right: throughput by concurrency."""
+    results = [r for d in datas for r in d["results"]]
+    g = grouped(results)
+    c = max(r["concurrency"] for r in results)
+    concs = sorted({r["concurrency"] for r in results})
+    targets = [t for t in ORDER if any(k[0] == t and not k[1] for k in g)]
+    W, H, pad = 980, 420, 60
+    pw = (W - 3 * pad) / 2
+    ph = H - 2 * pad - 30
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+             '<rect width="100%" height="100%" fill="white"/>']
+
+    def panel(x0: float, title: str, groups: list[str], series: dict[str, list[float | None]], unit: str) -> None:
+        vmax = max([v for vs in series.values() for v in vs if v is not None] + [1]) * 1.1
+        parts.append(f'<text x="{x0 + pw / 2}" y="{pad - 25}" text-anchor="middle" font-size="13">{title}</text>')
+        parts.append(f'<line x1="{x0}" y1="{pad + ph}" x2="{x0 + pw}" y2="{pad + ph}" stroke="black"/>')
+        parts.append(f'<line x1="{x0}" y1="{pad}" x2="{x0}" y2="{pad + ph}" stroke="black"/>')
+        for i in range(5):
+            v = vmax * i / 4
+            y = pad + ph - ph * i / 4
+            parts.append(f'<text x="{x0 - 5}" y="{y + 4}" text-anchor="end">{v:.0f}</text>')
+            parts.append(f'<line x1="{x0}" y1="{y}" x2="{x0 + pw}" y2="{y}" stroke="#eee"/>')
+        parts.append(f'<text x="{x0 - 40}" y="{pad + ph / 2}" transform="rotate(-90 {x0 - 40} {pad + ph / 2})" '
+                     f'text-anchor="middle">{unit}</text>')
+        gw = pw / len(groups)
+        n = len(series)
+        bw = gw * 0.8 / max(n, 1)
+        for gi, gname in enumerate(groups):
+            parts.append(f'<text x="{x0 + gw * gi + gw / 2}" y="{pad + ph + 15}" text-anchor="middle">{gname}</text>')
+            for si, (sname, vals) in enumerate(series.items()):
+                v = vals[gi]
+                if v is None:
+                    continue
+                h = ph * v / vmax
+                x = x0 + gw * gi + gw * 0.1 + bw * si
+                parts.append(f'<rect x="{x:.1f}" y="{pad + ph - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" '
+                             f'fill="{COLORS.get(sname, "#333")}"><title>{sname} {gname}: {v:.1f} {unit}</title></rect>')
+                parts.append(f'<text x="{x + bw / 2:.1f}" y="{pad + ph - h - 3:.1f}" text-anchor="middle" '
+                             f'font-size="8">{v:.0f}</text>')
+
+    lat = {t: [avg(g.get((t, False, c), []), "latency_ms", p) for p in ("p50", "p90", "p99")] for t in targets}
+    lat = {t: v for t, v in lat.items() if any(x is not None for x in v)}
+    panel(pad, f"Latency, non-streamed, c={c}", ["p50", "p90", "p99"], lat, "ms")
+    thr = {t: [avg(g.get((t, False, cc), []), "throughput_rps") for cc in concs] for t in targets}
+    panel(2 * pad + pw, "Throughput, non-streamed", [f"c={cc}" for cc in concs], thr, "req/s")
+    lx = pad
+    for t in targets:
+        parts.append(f'<rect x="{lx}" y="{H - 22}" width="10" height="10" fill="{COLORS.get(t, "#333")}"/>')
+        parts.append(f'<text x="{lx + 14}" y="{H - 13}">{t}</text>')
+        lx += 14 + 7 * len(t) + 18
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+SKELETON = """# Benchmarks
+
+## Gateway overhead
+
+<!-- BEGIN gateway-overhead (generated by `make bench-gateway`; edits inside are overwritten) -->
+<!-- END gateway-overhead -->
+
+## LiteLLM peer
+
+<!-- BEGIN peer (generated by `make bench-peer`; edits inside are overwritten) -->
+<!-- END peer -->
+"""
+
+
+def replace_section(doc: str, name: str, body: str) -> str:
+    begin = doc.index(f"<!-- BEGIN {name}")
+    begin = doc.index("-->", begin) + 3
+    end = doc.index(f"<!-- END {name} -->")
+    return doc[:begin] + "\n" + body.strip() + "\n" + doc[end:]
+
+
+def latest(peer: bool) -> Path | None:
+    files = sorted(OUT.glob("results-*.json"))
+    for p in reversed(files):
+        if (load(p)["command"] == "make bench-peer") == peer:
+            return p
+    return None
+
+
+def write_docs(path: Path) -> None:
+    data = load(path)
+    peer = data["command"] == "make bench-peer"
+    body = ["### Headline", "", *headline(data), "", *environment(data), "", "### All configurations", "",
+            *table(data)]
+    if peer and data.get("litellm_failure"):
+        body += ["", "LiteLLM did not run; the last lines of its output:", "", "```", data["litellm_failure"], "```"]
+    if not peer:
+        body += ["", "![latency and throughput](bench-latency.svg)"]
+    doc = DOC.read_text() if DOC.exists() else SKELETON
+    doc = replace_section(doc, "peer" if peer else "gateway-overhead", "\n".join(body))
+    DOC.write_text(doc)
+    chart_inputs = [p for p in (latest(False), latest(True)) if p is not None]
+    if path not in chart_inputs:
+        chart_inputs.append(path)
+    SVG.write_text(svg([load(p) for p in chart_inputs]))
+
+
+if __name__ == "__main__":
+    write_docs(Path(sys.argv[1]))
