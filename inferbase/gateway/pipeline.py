@@ -13,6 +13,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -434,9 +435,9 @@ SSE_DONE = b"data: [DONE]\n\n"
 SSE_KEEPALIVE = b": processing\n\n"
 
 
-def _is_token(chunk: dict[str, Any]) -> tuple[bool, bool]:
-    """Return (carries content or a tool call, carries reasoning)."""
-    content = reasoning = False
+def _is_token(chunk: dict[str, Any]) -> tuple[bool, bool, bool]:
+    """Return (carries content or a tool call, carries reasoning, carries a finish_reason)."""
+    content = reasoning = finish = False
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
         if delta.get("content") or delta.get("tool_calls") or delta.get("refusal"):
@@ -444,8 +445,8 @@ def _is_token(chunk: dict[str, Any]) -> tuple[bool, bool]:
         if delta.get("reasoning_content") or delta.get("reasoning"):
             reasoning = True
         if choice.get("finish_reason"):
-            content = True
-    return content, reasoning
+            finish = True
+    return content, reasoning, finish
 
 
 class _Committed(Exception):
@@ -473,7 +474,9 @@ async def _keepalive(source: AsyncIterator[dict[str, Any]], emit: Emit, interval
                 return
     finally:
         if pending is not None:
+            # Let the pending read finish cancelling before closing the generator it is running in.
             pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()
@@ -558,8 +561,8 @@ async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[d
     pending: list[dict[str, Any]] = []
     committed = False
     try:
-        async with asyncio.timeout(budget.attempt_max_s):
-            async for chunk in _keepalive(source, emit, interval):
+        async with asyncio.timeout(budget.attempt_max_s), aclosing(_keepalive(source, emit, interval)) as events:
+            async for chunk in events:
                 assembler.add(chunk)
                 if not chunk.get("choices"):
                     continue  # the upstream's usage chunk: we send our own usage
@@ -567,8 +570,10 @@ async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[d
                 if committed:
                     await emit(sse(out))
                     continue
-                content, reasoning = _is_token(chunk)
-                if content or (reasoning and not hold_reasoning):
+                content, reasoning, finish = _is_token(chunk)
+                if finish and not content and hold_reasoning and assembler.reasoning:
+                    return None  # the answer ended with held reasoning only: a failed attempt
+                if content or finish or (reasoning and not hold_reasoning):
                     committed = True
                     ex.ttft_ms = ex.elapsed_ms()
                     for held in pending:

@@ -1,0 +1,118 @@
+"""Reasoning as the spec words it: reasoning_content, thinking counts toward max_tokens, truncation,
+extended_thinking false, models that reason regardless."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from inferbase.api.validation import chat_request_parse
+from tests.live import poll
+
+QUESTION = [{"role": "user", "content": "Prove that there are infinitely many primes."}]
+
+
+def _events(http: httpx.Client, body: dict) -> list[object]:
+    events: list[object] = []
+    with http.stream("POST", "/chat/completions", json={"stream": True, **body}) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                events.append(line[6:] if line[6:] == "[DONE]" else json.loads(line[6:]))
+    return events
+
+
+def _decision(http: httpx.Client, request_id: str) -> dict | None:
+    response = http.get(f"/routing-decisions/{request_id}")
+    return response.json() if response.status_code == 200 else None
+
+
+def test_reasoning_arrives_beside_the_content_and_is_counted(http: httpx.Client) -> None:
+    body = http.post("/chat/completions", json={"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 2000}).json()
+    message = body["choices"][0]["message"]
+    assert message["reasoning_content"] and message["content"]
+    assert body["usage"]["completion_tokens_details"]["reasoning_tokens"] > 0
+    assert body["routing"]["thinking"] == "on"
+
+
+def test_budget_spent_reasoning_ends_with_length_and_the_truncated_hint(http: httpx.Client) -> None:
+    body = http.post("/chat/completions", json={"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50}).json()
+    choice = body["choices"][0]
+    assert choice["finish_reason"] == "length"
+    assert choice["message"]["reasoning_content"] and not choice["message"]["content"]
+    assert body["routing"]["truncated"] == "max_tokens"
+    assert "max_tokens" in body["routing"]["truncated_hint"]
+    assert body["usage"]["completion_tokens"] <= 50  # the limit is never raised for the client
+
+
+def test_model_that_reasons_regardless_says_model_ignores_off(http: httpx.Client) -> None:
+    body = http.post("/chat/completions", json={"model": "openai-gpt-oss-120b", "messages": QUESTION,
+                                                "max_tokens": 2000, "extended_thinking": False}).json()
+    assert body["routing"]["thinking"] == "on"
+    assert body["routing"]["thinking_reason"] == "model_ignores_off"
+    assert body["choices"][0]["message"]["reasoning_content"]
+
+
+def test_extended_thinking_false_turns_a_switchable_model_off(http: httpx.Client) -> None:
+    body = http.post("/chat/completions", json={"model": "qwen3-32b", "messages": QUESTION, "max_tokens": 2000,
+                                                "extended_thinking": False}).json()
+    assert body["routing"]["thinking"] == "off"
+    assert "reasoning_content" not in body["choices"][0]["message"]
+    assert body["usage"]["completion_tokens_details"]["reasoning_tokens"] == 0
+
+
+def test_extended_thinking_false_on_claude_sends_no_thinking(http: httpx.Client) -> None:
+    on = http.post("/chat/completions", json={"model": "anthropic-claude-haiku-4.5", "messages": QUESTION,
+                                              "max_tokens": 3000, "extended_thinking": True}).json()
+    off = http.post("/chat/completions", json={"model": "anthropic-claude-haiku-4.5", "messages": QUESTION,
+                                               "max_tokens": 3000, "extended_thinking": False}).json()
+    assert on["choices"][0]["message"].get("reasoning_content")
+    assert not off["choices"][0]["message"].get("reasoning_content")
+
+
+def test_answer_cut_off_before_content_is_a_failed_attempt_on_auto(http: httpx.Client) -> None:
+    # qwen3-32b ranks first on quality and thinks (the client asked); 100 tokens end it mid-reasoning.
+    body = http.post("/chat/completions", json={
+        "model": "auto", "messages": QUESTION, "max_tokens": 100, "extended_thinking": True,
+        "routing": {"model_pool": ["qwen3-32b", "openai-gpt-4.1-mini"], "optimize": "quality"}}).json()
+    assert body["routing"]["model"] == "qwen3-32b"
+    assert body["model"] == "openai-gpt-4.1-mini"
+    assert body["choices"][0]["message"]["content"]
+    decision = poll(lambda: _decision(http, body["id"]))
+    assert [a["outcome"] for a in decision["attempts"]] == ["no_content_before_limit", "served"]
+
+
+def test_streamed_reasoning_is_sent_as_produced_and_truncation_is_on_the_usage_event(http: httpx.Client) -> None:
+    events = _events(http, {"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50})
+    chunks = [e for e in events if isinstance(e, dict) and e.get("object") == "chat.completion.chunk"]
+    assert any(c["choices"][0]["delta"].get("reasoning_content") for c in chunks if c["choices"])
+    assert not any(c["choices"][0]["delta"].get("content") for c in chunks if c["choices"])
+    usage = events[-2]
+    assert usage["object"] == "usage"
+    assert usage["truncated"] == "max_tokens" and usage["truncated_hint"]
+
+
+def test_streamed_reasoning_only_answer_with_thinking_off_is_a_failed_attempt(http: httpx.Client) -> None:
+    # gpt-oss reasons whatever it is told; with extended_thinking false its reasoning is held, and an
+    # answer that ends with reasoning only fails over (here to nothing else: the model was named).
+    events = _events(http, {"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50, "extended_thinking": False})
+    assert events[-2]["object"] == "error"
+    assert not any(isinstance(e, dict) and e.get("object") == "chat.completion.chunk" for e in events)
+
+
+def test_streamed_held_reasoning_is_sent_ahead_of_the_content(http: httpx.Client) -> None:
+    events = _events(http, {"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 2000, "extended_thinking": False})
+    deltas = [c["choices"][0]["delta"] for c in events if isinstance(c, dict) and c.get("object") == "chat.completion.chunk" and c["choices"]]
+    kinds = ["r" if d.get("reasoning_content") else "c" for d in deltas if d.get("reasoning_content") or d.get("content")]
+    assert kinds[0] == "r" and "c" in kinds
+    assert "".join(kinds).rstrip("c").count("c") == 0  # all reasoning first, then the answer
+
+
+def test_reasoning_content_sent_back_is_accepted_and_not_forwarded() -> None:
+    chat = chat_request_parse({"model": "auto", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello", "reasoning_content": "they greeted me"},
+        {"role": "user", "content": "how are you"}]})
+    assert all("reasoning_content" not in m for m in chat.messages)
+    assert chat.messages[1] == {"role": "assistant", "content": "hello"}
