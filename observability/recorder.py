@@ -117,12 +117,12 @@ _recorder: Recorder | None = None
 
 
 def recorder() -> Recorder:
-    """Return the process's recorder, storing through observability.services.records_store."""
+    """Return the process's recorder, storing through settings.INFERBASE_RECORD_STORE (a dotted path)."""
     global _recorder
     if _recorder is None:
         from django.conf import settings
+        from django.utils.module_loading import import_string
 
-        from .services import records_store
-
-        _recorder = Recorder(records_store, Path(settings.INFERBASE_SPOOL_DIR))
+        store = import_string(getattr(settings, "INFERBASE_RECORD_STORE", "observability.services.records_store"))
+        _recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR))
     return _recorder

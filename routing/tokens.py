@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     import bpe_openai
 
 ENCODING_NAME = "o200k_base"
-HEAD_CHARS = 24_000
-TAIL_CHARS = 8_000
+HEAD_CHARS = 3_000
+TAIL_CHARS = 1_000
+MIDDLE_CHARS = 2_000
 TOKENS_PER_MESSAGE = 4
 TOKENS_PER_REPLY = 3
 TOKENS_PER_IMAGE = 765
@@ -38,15 +39,20 @@ def encoding() -> bpe_openai.Encoding:
 
 
 def count_text_tokens(text: str) -> int:
-    """Count tokens in text: exact up to 32,000 characters, head and tail exact and middle extrapolated beyond."""
+    """Count tokens in text: exact up to 4,000 characters; beyond, a head, a middle and a tail slice are
+    encoded exactly and the rest is extrapolated at their tokens-per-character ratio (bounded cost)."""
     if not text:
         return 0
     encode = encoding().encode_ordinary
     if len(text) <= HEAD_CHARS + TAIL_CHARS:
         return len(encode(text))
-    measured = len(encode(text[:HEAD_CHARS])) + len(encode(text[-TAIL_CHARS:]))
-    middle_chars = len(text) - HEAD_CHARS - TAIL_CHARS
-    return measured + round(middle_chars * measured / (HEAD_CHARS + TAIL_CHARS))
+    mid = len(text) // 2
+    half = MIDDLE_CHARS // 2
+    head, middle, tail = text[:HEAD_CHARS], text[mid - half : mid + half], text[-TAIL_CHARS:]
+    head_tokens, tail_tokens = len(encode(head)), len(encode(tail))
+    sampled_tokens = head_tokens + len(encode(middle)) + tail_tokens
+    rest = len(text) - HEAD_CHARS - TAIL_CHARS
+    return head_tokens + tail_tokens + round(rest * sampled_tokens / (HEAD_CHARS + MIDDLE_CHARS + TAIL_CHARS))
 
 
 def count_prompt_tokens(messages: list[dict[str, Any]]) -> int:

@@ -54,7 +54,9 @@ class LiveGateway:
         return self.manage(*args).strip().splitlines()[-1]
 
     def shell(self, code: str) -> str:
-        return self.manage("shell", "-c", code)
+        """Run Python in `manage.py shell` against the live database; return what it printed last."""
+        lines = self.manage("shell", "--no-imports", "-c", code).strip().splitlines()
+        return lines[-1] if lines else ""
 
     def logs(self) -> str:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
@@ -189,3 +191,43 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+@dataclass
+class ExtraServer:
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log: object
+
+    @property
+    def api(self) -> str:
+        return f"{self.base_url}/api/v1/inference"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()  # type: ignore[attr-defined]
+
+
+def start_extra_server(gateway: LiveGateway, tmp: Path, *, server: str) -> ExtraServer:
+    """Start another gateway process (daphne or uvicorn) on the live gateway's database and cache."""
+    port = free_port()
+    env = {**gateway.env, "PORT": str(port)}
+    if server == "uvicorn":
+        command = [sys.executable, "-m", "uvicorn", "inferbase.asgi:application", "--host", "127.0.0.1",
+                   "--port", str(port), "--loop", "uvloop", "--lifespan", "on", "--log-level", "warning"]
+    else:
+        command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "inferbase.asgi:application"]
+    log = (tmp / f"{server}-{port}.log").open("wb")
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    extra = ExtraServer(f"http://127.0.0.1:{port}", process, log)
+    try:
+        poll(lambda: _answers(f"{extra.base_url}/api/v1/models"), timeout=60)
+    except AssertionError:
+        extra.stop()
+        raise
+    return extra

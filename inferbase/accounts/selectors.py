@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.utils import timezone
-
 from .crypto import secret_decrypt
 from .models import ApiKey, Organization, Project, ProviderKey
 
@@ -44,10 +42,6 @@ def key_info_get(*, key_hash: str) -> KeyInfo | None:
         policy_id=row.policy_id,
         active=row.revoked_at is None,
     )
-
-
-def key_last_used_touch(*, key_id: int) -> None:
-    ApiKey.objects.filter(pk=key_id).update(last_used_at=timezone.now())
 
 
 def default_policy_maps() -> tuple[dict[int, int], dict[int, int]]:

@@ -149,3 +149,12 @@ def test_embedded_simulated_upstream_is_mounted_on_the_gateway(live: LiveGateway
                           json={"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"].startswith("[simulated meta-llama-3.3-70b]")
+
+
+def test_key_last_use_is_recorded_off_the_response_path(live: LiveGateway) -> None:
+    key = live.create_key(org="last-use-org")
+    check = f"from inferbase.accounts.models import ApiKey; print(ApiKey.objects.get(prefix='{key[:12]}').last_used_at)"
+    assert live.shell(check).strip() == "None"
+    httpx.post(f"{live.api}/chat/completions", headers={"Authorization": f"Bearer {key}"},
+               json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
+    poll(lambda: live.shell(check).strip() != "None", timeout=20, interval=0.3)

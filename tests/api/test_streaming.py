@@ -181,3 +181,21 @@ def test_anthropic_tool_call_comes_back_openai_shaped(http: httpx.Client) -> Non
     call = choice["message"]["tool_calls"][0]
     assert call["function"]["name"] == "get_weather"
     assert "city" in json.loads(call["function"]["arguments"])
+
+
+def test_stream_chunks_are_written_as_they_arrive(http: httpx.Client) -> None:
+    # The upstream pauses mid-answer; the keepalive comments sent during the pause must come after
+    # content already delivered, which only happens when nothing buffers the stream.
+    order = []
+    payload = {"model": "meta-llama-3.3-70b", "stream": True,
+               "messages": [{"role": "user", "content": "Tell me a story [sim:idle_ms=1200] [sim:tokens=60]"}]}
+    with http.stream("POST", "/chat/completions", json=payload) as response:
+        for line in response.iter_lines():
+            if line.startswith(":"):
+                order.append("keepalive")
+            elif '"content"' in line and '"chat.completion.chunk"' in line and '"content":""' not in line:
+                order.append("content")
+    assert "keepalive" in order
+    first_keepalive = order.index("keepalive")
+    assert "content" in order[:first_keepalive]
+    assert "content" in order[first_keepalive:]

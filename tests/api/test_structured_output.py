@@ -57,3 +57,28 @@ def _verified() -> set[str]:
     """The catalog's models with verified structured-output support (from the shipped data file)."""
     catalog = json.loads((Path(__file__).resolve().parents[2] / "routing" / "data" / "catalog.json").read_text())
     return {m["id"] for m in catalog["models"] if m["capabilities"]["structured_output"]}
+
+
+def test_policy_can_ask_once_more_when_there_is_no_document(live) -> None:  # type: ignore[no-untyped-def]
+    from tests.live import poll
+
+    key = live.create_key(org="reask-org", policy="reask-once")
+    live.shell("from routing.models import RoutingPolicy; "
+               "RoutingPolicy.objects.filter(name='reask-once').update(structured_output_reask=True); "
+               "from routing.snapshot import snapshot_version_bump; snapshot_version_bump()")
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"model": "openai-gpt-4.1-mini", "response_format": {"type": "json_object"},
+            "messages": [{"role": "user", "content": "Describe a cat in JSON. [sim:json=none]"}]}
+
+    def reasked() -> dict | None:
+        data = httpx.post(f"{live.api}/chat/completions", json=body, headers=headers, timeout=30).json()
+        return data if data["usage"].get("structured_output_repair", {}).get("reasked") else None
+
+    data = poll(reasked)
+    assert isinstance(json.loads(data["choices"][0]["message"]["content"]), dict)
+    decision = poll(lambda: (r := httpx.get(f"{live.api}/routing-decisions/{data['id']}", headers=headers)).status_code == 200 and r.json())
+    assert [a["outcome"] for a in decision["attempts"]] == ["no_json_document", "served"]
+    # Both answers are billed: the usage covers the two calls.
+    single = httpx.post(f"{live.api}/chat/completions", headers=headers, timeout=30, json={
+        "model": "openai-gpt-4.1-mini", "messages": [{"role": "user", "content": "Describe a cat in JSON. [sim:json=none]"}]}).json()
+    assert data["usage"]["prompt_tokens"] > single["usage"]["prompt_tokens"]
