@@ -78,6 +78,10 @@ class Exchange:
     client_disconnected: bool = False
     dropped_params: tuple[str, ...] = ()
     recorded: bool = False
+    # When routing found nothing to serve the request: the trail up to the step that emptied it.
+    unrouted_trail: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] | None = None
+    unrouted_mode: str = ""
+    unrouted_classification: Classification | None = None
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
@@ -176,6 +180,9 @@ def route_request(ex: Exchange, snapshot: Snapshot) -> Decision:
         decision = decide(request, classification, policy, snapshot)
     except RoutingError as exc:
         ex.disposition = "not_routed"
+        ex.unrouted_trail = (tuple(exc.filter_trail), tuple(exc.filter_trail_text))
+        ex.unrouted_mode = chat.routing.optimize or policy.objective
+        ex.unrouted_classification = classification
         raise ApiError(exc.status, exc.message, code=exc.code, param=exc.param) from exc
     routing = {"object": "routing", **decision.routing}
     routing["routing_time_ms"] = round((time.perf_counter() - t0) * 1000, 3)
@@ -678,5 +685,26 @@ def record(ex: Exchange) -> None:
             "filter_trail_text": list(decision.filter_trail_text),
             "routing": routing,
             "attempts": ex.attempts,
+        }
+    elif ex.unrouted_trail is not None and ex.unrouted_trail[0]:
+        trail, text = ex.unrouted_trail
+        classification = ex.unrouted_classification
+        entry["decision"] = {
+            "request_id": ex.request_id,
+            "organization_id": key.organization_id if key else None,
+            "created_at": ex.created,
+            "routing_mode": ex.unrouted_mode,
+            "classifier_task_family": classification.task if classification else None,
+            "complexity_band": classification.complexity if classification else None,
+            "eligibility_pool_size": int(trail[0].get("out", 0)),
+            "final_disposition": ex.disposition,
+            "decisiveness": None,
+            "forced_single": False,
+            "chain_attempted": [],
+            "route_displays": {},
+            "filter_trail": list(trail),
+            "filter_trail_text": list(text),
+            "routing": {},
+            "attempts": [],
         }
     recorder().record(entry)

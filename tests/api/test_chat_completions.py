@@ -158,3 +158,16 @@ def test_key_last_use_is_recorded_off_the_response_path(live: LiveGateway) -> No
     httpx.post(f"{live.api}/chat/completions", headers={"Authorization": f"Bearer {key}"},
                json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
     poll(lambda: live.shell(check).strip() != "None", timeout=20, interval=0.3)
+
+
+def test_a_request_nothing_can_serve_keeps_its_trail(http: httpx.Client) -> None:
+    # A 1-micro-dollar ceiling leaves no model: 503, and the decision keeps the trail to that step.
+    response = _ask(http, routing={"max_cost_micros": 1}, max_tokens=1000)
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "no_eligible_model"
+    request_id = response.headers["x-request-id"]
+    decision = poll(lambda: _decision(http, request_id))
+    assert decision["final_disposition"] == "not_routed"
+    assert decision["filter_trail"][-1]["step"] == "cost_ceiling"
+    assert decision["filter_trail"][-1]["out"] == 0
+    assert decision["chain_attempted"] == []
