@@ -142,6 +142,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+INFERBASE_CACHE_PREFIX = env_str("INFERBASE_CACHE_PREFIX", "inferbase")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -220,3 +221,6 @@ INFERBASE_SPOOL_DIR = Path(env_str("INFERBASE_SPOOL_DIR") or BASE_DIR / "var" / 
 INFERBASE_ENCRYPTION_KEY = env_str("INFERBASE_ENCRYPTION_KEY")
 # The recorder's store: logs, decisions and the keys' last use, written off the response path.
 INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
+# Circuit breaker: a route that fails this many attempts in a row rests for this long.
+INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
+INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)

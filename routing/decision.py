@@ -50,6 +50,7 @@ class RoutingRequest:
     session_model: str | None = None  # the model that began this conversation, if known
     project_id: int | None = None
     cost_multiplier: float = 1.0  # what the organization pays per list-price micro-dollar (markup; 0 free)
+    unhealthy_routes: frozenset[str] = frozenset()  # routes whose recent attempts failed (circuit open)
     overrides: RoutingOverrides = field(default_factory=RoutingOverrides)
 
     @property

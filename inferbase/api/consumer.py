@@ -110,7 +110,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if decoded is None:
             raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
         ex.chat = chat_request_parse(decoded)
-        pipeline.route_request(ex, snapshot)
+        pipeline.route_request(ex, snapshot, await pipeline.lookups_fetch(ex.chat))
         if ex.chat.stream:
             await self.send_headers(status=200, headers=[*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())])
             self._headers_sent = True

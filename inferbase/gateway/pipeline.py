@@ -11,7 +11,6 @@ import hashlib
 import logging
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
+from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
 
@@ -87,28 +87,6 @@ class Exchange:
         return int((time.perf_counter() - self.started) * 1000)
 
 
-class _LRU:
-    def __init__(self, size: int) -> None:
-        self._data: OrderedDict[str, Any] = OrderedDict()
-        self._size = size
-
-    def get(self, key: str) -> Any:
-        value = self._data.get(key)
-        if value is not None:
-            self._data.move_to_end(key)
-        return value
-
-    def put(self, key: str, value: Any) -> None:
-        self._data[key] = value
-        self._data.move_to_end(key)
-        if len(self._data) > self._size:
-            self._data.popitem(last=False)
-
-
-_classification_cache = _LRU(50_000)
-_session_models = _LRU(100_000)
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -117,17 +95,43 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def classification_for(chat: ChatRequest) -> Classification:
-    """Classify the request on its system prompt and last user turn, through the in-process cache."""
+def _classifier_input(chat: ChatRequest) -> tuple[str, str]:
     system = "\n".join(_text_of(m.get("content")) for m in chat.messages if m.get("role") in ("system", "developer"))
     user = next((_text_of(m.get("content")) for m in reversed(chat.messages) if m.get("role") == "user"), "")
+    return system, user
+
+
+def classification_for(chat: ChatRequest, cached: dict[str, Any] | None = None) -> Classification:
+    """Classify on the system prompt and last user turn; a cache hit (here or from Redis) says so."""
+    system, user = _classifier_input(chat)
     key = classification_key(system=system, user=user, has_tools=chat.has_tools)
-    hit = _classification_cache.get(key)
+    hit = cached if cached is not None else classifications.get_local(key)
     if hit is not None:
-        return Classification(hit.task, hit.complexity, hit.estimated, cached=True)
+        return Classification(hit["task"], hit["complexity"], hit["estimated"], cached=True)
     result = classify(system=system, user=user, has_tools=chat.has_tools)
-    _classification_cache.put(key, result)
+    classifications.put(key, {"task": result.task, "complexity": result.complexity, "estimated": result.estimated})
     return Classification(result.task, result.complexity, result.estimated, cached=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What routing reads from the shared caches, fetched (asynchronously) before deciding."""
+
+    classification: dict[str, Any] | None
+    session_model: str | None
+    started: float
+
+
+async def lookups_fetch(chat: ChatRequest) -> Lookups:
+    """Read the shared caches a decision needs: a classification, the conversation's model, route health."""
+    started = time.perf_counter()
+    classification = None
+    if chat.model in ("auto", "inferbase/auto"):
+        system, user = _classifier_input(chat)
+        classification = await classifications.get(classification_key(system=system, user=user, has_tools=chat.has_tools))
+    session_model = await sessions.get(conversation_key(chat)) if chat.has_history else None
+    await route_health.refresh()
+    return Lookups(classification, session_model, started)
 
 
 def conversation_key(chat: ChatRequest) -> str:
@@ -145,18 +149,25 @@ def _cost_multiplier(key: KeyInfo) -> float:
     return 0.0 if key.plan == "free" else (10_000 + key.markup_bps) / 10_000
 
 
-def route_request(ex: Exchange, snapshot: Snapshot) -> Decision:
-    """Classify (auto only), count tokens and decide; sets the routing object on the exchange."""
+def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = None) -> Decision:
+    """Classify (auto only), count tokens and decide; sets the routing object on the exchange.
+
+    Pure CPU over the snapshot: shared-cache reads happen before, in `lookups_fetch`; without them
+    only this process's caches are consulted."""
     assert ex.chat is not None and ex.key is not None
     chat, key = ex.chat, ex.key
-    t0 = time.perf_counter()
+    t0 = lookups.started if lookups is not None else time.perf_counter()
     prompt_tokens = count_prompt_tokens(list(chat.messages))
     if chat.has_tools:
         prompt_tokens += len(orjson.dumps(chat.forward.get("tools"))) // 4
     ex.prompt_tokens_estimate = prompt_tokens
     auto = chat.model in ("auto", "inferbase/auto")
-    classification = classification_for(chat) if auto else Classification(None, None)
-    session_model = _session_models.get(conversation_key(chat)) if chat.has_history else None
+    classification = (classification_for(chat, lookups.classification if lookups else None) if auto
+                      else Classification(None, None))
+    if lookups is not None:
+        session_model = lookups.session_model
+    else:
+        session_model = sessions.get_local(conversation_key(chat)) if chat.has_history else None
     request = RoutingRequest(
         model=chat.model,
         prompt_tokens=prompt_tokens,
@@ -171,6 +182,7 @@ def route_request(ex: Exchange, snapshot: Snapshot) -> Decision:
         session_model=session_model,
         project_id=key.project_id,
         cost_multiplier=_cost_multiplier(key),
+        unhealthy_routes=route_health.unhealthy(),
         overrides=chat.routing,
     )
     policy = snapshot.policy_for(
@@ -227,8 +239,17 @@ def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     return tuple(sorted(dropped))
 
 
+# Outcomes that say the route itself is unwell (count toward its circuit breaker).
+ROUTE_FAILURES = frozenset({"connect_error", "timeout", "first_token_timeout", "malformed_response",
+                            "rate_limited", "upstream_error"})
+
+
 def _attempt_record(link: ChainLink, outcome: str, started: float, *, status: int | None = None,
                     error: str = "") -> dict[str, Any]:
+    if outcome == "served":
+        route_health.record(link.route.route_id, ok=True)
+    elif outcome in ROUTE_FAILURES or outcome.startswith("http_5"):
+        route_health.record(link.route.route_id, ok=False)
     record: dict[str, Any] = {
         "route": link.route.route_id,
         "model": link.model.id,
@@ -431,7 +452,7 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], 
 
 def _remember_session(ex: Exchange, link: ChainLink) -> None:
     if ex.chat is not None:
-        _session_models.put(conversation_key(ex.chat), link.model.id)
+        sessions.put(conversation_key(ex.chat), link.model.id)
 
 
 def sse(data: dict[str, Any]) -> bytes:

@@ -17,6 +17,7 @@ NOT_SERVABLE_REASONS = {
     "credential": "a provider credential",
     "provider": "a provider the policy allows",
     "region": "a provider in the allowed data regions",
+    "health": "a provider that is answering (recent attempts failed)",
 }
 
 
@@ -99,6 +100,8 @@ def route_refusal(route: RouteSnap, snapshot: Snapshot, request: RoutingRequest,
     credential = snapshot.credential_for(route, request.project_id)
     if credential is None:
         return None, "credential"
+    if route.route_id in request.unhealthy_routes:
+        return None, "health"
     return credential, None
 
 

@@ -1,0 +1,89 @@
+"""Shared caches and the per-route circuit breaker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from inferbase.accounts.selectors import KeyInfo
+from inferbase.api.validation import chat_request_parse
+from inferbase.gateway import pipeline
+from inferbase.gateway.shared import RouteHealth, SharedLRU
+from inferbase.gateway.state import _snapshot_load
+from routing.services import catalog_load
+
+KEY = KeyInfo(key_id=1, project_id=1, organization_id=1, plan="pro", markup_bps=500, policy_id=None, active=True)
+
+
+def test_route_rests_after_consecutive_failures() -> None:
+    health = RouteHealth(threshold=3, rest_seconds=60)
+    for _ in range(2):
+        health.record("groq/m", ok=False)
+    assert health.unhealthy() == frozenset()
+    health.record("groq/m", ok=False)
+    assert health.unhealthy() == {"groq/m"}
+
+
+def test_a_success_resets_the_failure_count() -> None:
+    health = RouteHealth(threshold=2, rest_seconds=60)
+    health.record("groq/m", ok=False)
+    health.record("groq/m", ok=True)
+    health.record("groq/m", ok=False)
+    assert health.unhealthy() == frozenset()
+
+
+def test_a_rested_route_comes_back() -> None:
+    health = RouteHealth(threshold=1, rest_seconds=0)
+    health.record("groq/m", ok=False)
+    assert health.unhealthy() == frozenset()
+
+
+async def test_shared_lru_keeps_values_in_process_without_redis(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.REDIS_URL = ""
+    cache = SharedLRU("t", size=2, ttl_seconds=60)
+    cache.put("a", {"x": 1})
+    cache.put("b", {"x": 2})
+    cache.put("c", {"x": 3})
+    assert await cache.get("a") is None  # evicted: the LRU is bounded
+    assert await cache.get("c") == {"x": 3}
+
+
+@pytest.mark.django_db
+def test_routing_skips_a_resting_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog_load(catalog_path=Path(settings.INFERBASE_CATALOG_PATH), evidence_path=Path(settings.INFERBASE_EVIDENCE_PATH))
+    snapshot = _snapshot_load("test")
+    health = RouteHealth(threshold=1, rest_seconds=60)
+    health.record("simulated/meta-llama-3.3-70b", ok=False)
+    monkeypatch.setattr(pipeline, "route_health", health)
+    chat = chat_request_parse({"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
+    ex = pipeline.Exchange(request_id="req-1", key=KEY, chat=chat)
+    with pytest.raises(pipeline.ApiError) as raised:
+        pipeline.route_request(ex, snapshot)
+    assert raised.value.status == 503
+    assert ex.unrouted_trail is not None
+    steps, sentences = ex.unrouted_trail
+    assert steps[-1]["step"] == "servable" and steps[-1]["out"] == 0
+    assert "answering" in sentences[-1]
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs REDIS_URL (CI's second run sets it)")
+async def test_shared_lru_shares_values_across_processes_through_redis() -> None:
+    import asyncio
+    import uuid
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    writer = SharedLRU(name, size=10, ttl_seconds=60)  # one process...
+    reader = SharedLRU(name, size=10, ttl_seconds=60)  # ...and another: nothing in its own memory
+    writer.put("k", {"task": "coding"})
+
+    async def read() -> object:
+        for _ in range(200):
+            value = await reader.get("k")
+            if value is not None:
+                return value
+            await asyncio.sleep(0.01)
+        return None
+
+    assert await read() == {"task": "coding"}
