@@ -21,6 +21,7 @@ from .errors import (
     UpstreamTimeout,
 )
 from .sse import iter_sse
+from .transport import open_stream, post, remaining
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; OpenAI callers often leave it out
@@ -397,21 +398,6 @@ def _headers(target: UpstreamTarget) -> dict[str, str]:
     return headers
 
 
-def _error_message(status: int, raw: bytes) -> str:
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        data = None
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and error.get("message"):
-        return f"{error.get('type', 'error')}: {str(error['message'])[:500]}"
-    return f"upstream answered HTTP {status}"
-
-
-def _remaining(deadline: float) -> float:
-    return max(0.001, deadline - time.monotonic())
-
-
 class AnthropicAdapter:
     """ProviderAdapter for the Anthropic Messages API (`POST {base_url}/messages`)."""
 
@@ -430,24 +416,9 @@ class AnthropicAdapter:
     ) -> dict[str, Any]:
         """Return an OpenAI `chat.completion`; raise UpstreamError (never httpx errors) on any failure."""
         content = self._payload(target, body, options, stream=False)
-        budget = min(options.first_token_timeout, _remaining(options.deadline))
-        try:
-            async with asyncio.timeout(budget):
-                response = await client.post(
-                    f"{target.base_url}/messages", content=content, headers=_headers(target)
-                )
-        except TimeoutError as exc:
-            raise UpstreamTimeout(f"no answer within {budget:.1f}s") from exc
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
-        except httpx.TransportError as exc:
-            raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
-        if response.status_code >= 400:
-            raise UpstreamStatusError(
-                _error_message(response.status_code, response.content),
-                status=response.status_code,
-                body=response.text[:1000],
-            )
+        budget = min(options.first_token_timeout, remaining(options.deadline))
+        response = await post(client, f"{target.base_url}/messages", content=content, headers=_headers(target),
+                              budget=budget)
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError as exc:
@@ -469,23 +440,8 @@ class AnthropicAdapter:
             content=self._payload(target, body, options, stream=True),
             headers=_headers(target),
         )
+        response = await open_stream(client, request, budget=remaining(first_deadline))
         try:
-            async with asyncio.timeout(_remaining(first_deadline)):
-                response = await client.send(request, stream=True)
-        except TimeoutError as exc:
-            raise FirstTokenTimeout(f"no first token within {options.first_token_timeout:.1f}s") from exc
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
-        except httpx.TransportError as exc:
-            raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
-        try:
-            if response.status_code >= 400:
-                raw = await response.aread()
-                raise UpstreamStatusError(
-                    _error_message(response.status_code, raw),
-                    status=response.status_code,
-                    body=raw[:1000].decode(errors="replace"),
-                )
             events = _timed_events(response, options, first_deadline)
             async with aclosing(translate_stream(events, model=target.upstream_model)) as chunks:
                 async for chunk in chunks:
@@ -502,7 +458,7 @@ async def _timed_events(
         got_token = False
         while True:
             until = time.monotonic() + options.idle_timeout if got_token else first_deadline
-            wait = _remaining(min(until, options.deadline))
+            wait = remaining(min(until, options.deadline))
             try:
                 async with asyncio.timeout(wait):
                     _name, data = await anext(sse)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,15 +10,9 @@ import httpx
 import orjson
 
 from .base import CallOptions, UpstreamTarget
-from .errors import (
-    FirstTokenTimeout,
-    UpstreamConnectError,
-    UpstreamError,
-    UpstreamMalformed,
-    UpstreamStatusError,
-    UpstreamTimeout,
-)
+from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamError, UpstreamMalformed, UpstreamTimeout
 from .sse import iter_sse
+from .transport import open_stream, post, remaining
 
 
 def _headers(target: UpstreamTarget) -> dict[str, str]:
@@ -45,22 +38,6 @@ def request_body(body: dict[str, Any], target: UpstreamTarget, options: CallOpti
     return out
 
 
-def error_message(status: int, raw: bytes) -> str:
-    """Return the upstream's own error message when the body carries one."""
-    try:
-        data = orjson.loads(raw)
-        message = data.get("error", {}).get("message") if isinstance(data, dict) else None
-        if isinstance(message, str) and message:
-            return message[:500]
-    except (orjson.JSONDecodeError, AttributeError):
-        pass
-    return f"upstream answered HTTP {status}"
-
-
-def _remaining(deadline: float) -> float:
-    return max(0.001, deadline - time.monotonic())
-
-
 class OpenAICompatibleAdapter:
     dialect = "openai"
 
@@ -70,23 +47,9 @@ class OpenAICompatibleAdapter:
         payload = request_body(body, target, options)
         payload.pop("stream_options", None)
         payload["stream"] = False
-        budget = min(options.first_token_timeout, _remaining(options.deadline))
-        try:
-            async with asyncio.timeout(budget):
-                response = await client.post(
-                    f"{target.base_url}/chat/completions", content=orjson.dumps(payload), headers=_headers(target)
-                )
-        except TimeoutError as exc:
-            raise UpstreamTimeout(f"no answer within {budget:.1f}s") from exc
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
-        except httpx.TransportError as exc:
-            raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
-        if response.status_code >= 400:
-            raise UpstreamStatusError(
-                error_message(response.status_code, response.content), status=response.status_code,
-                body=response.text[:1000],
-            )
+        budget = min(options.first_token_timeout, remaining(options.deadline))
+        response = await post(client, f"{target.base_url}/chat/completions", content=orjson.dumps(payload),
+                              headers=_headers(target), budget=budget)
         try:
             data = orjson.loads(response.content)
         except orjson.JSONDecodeError as exc:
@@ -104,26 +67,15 @@ class OpenAICompatibleAdapter:
         request = client.build_request(
             "POST", f"{target.base_url}/chat/completions", content=orjson.dumps(payload), headers=_headers(target)
         )
-        first_budget = min(options.first_token_timeout, _remaining(options.deadline))
+        first_budget = min(options.first_token_timeout, remaining(options.deadline))
+        response = await open_stream(client, request, budget=first_budget)
         try:
-            async with asyncio.timeout(first_budget):
-                response = await client.send(request, stream=True)
-        except TimeoutError as exc:
-            raise FirstTokenTimeout(f"no first token within {first_budget:.1f}s") from exc
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
-        except httpx.TransportError as exc:
-            raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
-        try:
-            if response.status_code >= 400:
-                raw = await response.aread()
-                raise UpstreamStatusError(error_message(response.status_code, raw), status=response.status_code)
             events = iter_sse(response.aiter_lines())
             got_token = False
             while True:
                 # Before the first token the budget and the deadline bound the wait; after it, only
                 # silence does, so a long answer is never cut off for being long.
-                wait = options.idle_timeout if got_token else min(first_budget, _remaining(options.deadline))
+                wait = options.idle_timeout if got_token else min(first_budget, remaining(options.deadline))
                 try:
                     async with asyncio.timeout(wait):
                         _event, data = await anext(events)

@@ -299,6 +299,18 @@ def _first_token_left(ex: Exchange, budget: Budget) -> float:
     return min(budget.first_token_s, budget.first_token_deadline_s - (time.perf_counter() - ex.started))
 
 
+def _attempt_plan(ex: Exchange, link: ChainLink, *, stream: bool) -> tuple[Budget, CallOptions] | None:
+    """Return the budget and call options for the next attempt, or None when the deadline has passed."""
+    assert ex.decision is not None
+    budget = budget_for(stream=stream, thinks=_thinks(link), first_token_ms=ex.decision.first_token_timeout_ms,
+                        deadline_ms=ex.decision.total_deadline_ms)
+    left = _first_token_left(ex, budget)
+    if left <= 0:
+        ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
+        return None
+    return budget, _call_options(link, budget, left)
+
+
 def _body_for(chat: ChatRequest) -> dict[str, Any]:
     return {"messages": list(chat.messages), **chat.forward}
 
@@ -316,14 +328,10 @@ async def complete(ex: Exchange) -> dict[str, Any]:
     chain = decision.chain
     last_result: tuple[ChainLink, dict[str, Any]] | None = None
     for index, link in enumerate(chain):
-        thinks = _thinks(link)
-        budget = budget_for(stream=False, thinks=thinks, first_token_ms=decision.first_token_timeout_ms,
-                            deadline_ms=decision.total_deadline_ms)
-        left = _first_token_left(ex, budget)
-        if left <= 0:
-            ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
+        planned = _attempt_plan(ex, link, stream=False)
+        if planned is None:
             break
-        options = _call_options(link, budget, left)
+        budget, options = planned
         adapter = adapter_for(link.route.dialect)
         started = time.perf_counter()
         try:
@@ -537,13 +545,10 @@ async def stream(ex: Exchange, emit: Emit) -> None:
     interval = settings.INFERBASE_STREAM_KEEPALIVE_SECONDS
     hold_reasoning = chat.extended_thinking is False
     for link in decision.chain:
-        budget = budget_for(stream=True, thinks=_thinks(link),
-                            first_token_ms=decision.first_token_timeout_ms, deadline_ms=decision.total_deadline_ms)
-        left = _first_token_left(ex, budget)
-        if left <= 0:
-            ex.attempts.append(_attempt_record(link, "skipped_deadline", time.perf_counter()))
+        planned = _attempt_plan(ex, link, stream=True)
+        if planned is None:
             break
-        options = _call_options(link, budget, left)
+        budget, options = planned
         adapter = adapter_for(link.route.dialect)
         started = time.perf_counter()
         try:

@@ -1,0 +1,70 @@
+"""The HTTP boundary both adapters share: send, bound the wait, translate httpx errors and statuses."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import orjson
+
+from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamStatusError, UpstreamTimeout
+
+
+def remaining(deadline: float) -> float:
+    """Return the seconds left before a `time.monotonic()` deadline (never zero, so waits stay valid)."""
+    return max(0.001, deadline - time.monotonic())
+
+
+def error_message(status: int, raw: bytes) -> str:
+    """Return the upstream's own error message when its body carries one (OpenAI and Anthropic shapes)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        kind = error.get("type")
+        message = str(error["message"])[:500]
+        return f"{kind}: {message}" if kind else message
+    return f"upstream answered HTTP {status}"
+
+
+async def post(client: httpx.AsyncClient, url: str, *, content: bytes, headers: dict[str, str],
+               budget: float) -> httpx.Response:
+    """POST and read the whole answer within `budget` seconds; raise UpstreamError subclasses only."""
+    try:
+        async with asyncio.timeout(budget):
+            response = await client.post(url, content=content, headers=headers)
+    except TimeoutError as exc:
+        raise UpstreamTimeout(f"no answer within {budget:.1f}s") from exc
+    except httpx.TimeoutException as exc:
+        raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
+    except httpx.TransportError as exc:
+        raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
+    if response.status_code >= 400:
+        raise UpstreamStatusError(error_message(response.status_code, response.content),
+                                  status=response.status_code, body=response.text[:1000])
+    return response
+
+
+async def open_stream(client: httpx.AsyncClient, request: httpx.Request, *, budget: float) -> httpx.Response:
+    """Send a streamed request and wait at most `budget` seconds for its headers; an error status is
+    read, closed and raised. The caller closes the returned response."""
+    try:
+        async with asyncio.timeout(budget):
+            response = await client.send(request, stream=True)
+    except TimeoutError as exc:
+        raise FirstTokenTimeout(f"no first token within {budget:.1f}s") from exc
+    except httpx.TimeoutException as exc:
+        raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
+    except httpx.TransportError as exc:
+        raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
+    if response.status_code >= 400:
+        try:
+            raw = await response.aread()
+        finally:
+            await response.aclose()
+        raise UpstreamStatusError(error_message(response.status_code, raw), status=response.status_code,
+                                  body=raw[:1000].decode(errors="replace"))
+    return response
