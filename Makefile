@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint bench bench-peer eval-routing install install-dev migrate clean
+.PHONY: run test lint bench bench-peer eval-routing install install-dev clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,9 +33,13 @@ test: install-dev lint
 eval-routing: install
 	$(PY) -m routing.classifier.evaluate
 
+# Routing time (token count + classification + decision) by prompt size, then the gateway's
+# overhead against going direct and against the bare-consumer floor (~4 minutes in all).
 bench: install-dev
+	$(PY) -m bench.routing_time
 	$(PY) -m routing.engine_bench
 	$(PY) -m routing.classifier.bench
+	$(MAKE) bench-gateway
 
 clean:
 	rm -rf $(VENV) db.sqlite3 var

@@ -90,6 +90,10 @@ def table(data: dict) -> list[str]:
             for k, n in r.get("error_kinds", {}).items():
                 kinds[k] += n
         err = str(errors) + (" (" + ", ".join(f"{k}×{n}" for k, n in kinds.items()) + ")" if kinds else "")
+        stalled = [r for r in rows if r["requests"] == 0]
+        if stalled:
+            err += f"; **no answer** in {len(stalled)} run(s): 0 completed, " + ", ".join(
+                str(r.get("in_flight_at_end", "?")) for r in stalled) + " in flight"
         lines.append(
             f"| {'stream' if stream else 'json'} | {c} | {target} | {per_round(rows, 'throughput_rps')} | "
             f"{per_round(rows, 'latency_ms', 'p50')} | {f(avg(rows, 'latency_ms', 'p90'))} | "

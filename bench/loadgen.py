@@ -102,7 +102,7 @@ async def one(session: aiohttp.ClientSession, url: str, headers: dict[str, str],
                     stats.ttft.append(ttft)
                 else:
                     stats.error("stream_no_content")
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         if stats is not None:
             stats.error(type(exc).__name__, str(exc))
 
@@ -123,9 +123,15 @@ async def run(args: argparse.Namespace) -> dict:
         phase: dict[str, Stats | None] = {"stats": None}
         stop = asyncio.Event()
 
+        inflight = {"n": 0}
+
         async def worker() -> None:
             while not stop.is_set():
-                await one(session, args.url, headers, body, args.stream, phase["stats"])
+                inflight["n"] += 1
+                try:
+                    await one(session, args.url, headers, body, args.stream, phase["stats"])
+                finally:
+                    inflight["n"] -= 1
 
         tasks = [asyncio.create_task(worker()) for _ in range(args.concurrency)]
         await asyncio.sleep(args.warmup)
@@ -140,12 +146,17 @@ async def run(args: argparse.Namespace) -> dict:
         cpu1 = {p: cpu_seconds(p) for p in pids}
         self1 = time.process_time()
         stop.set()
-        await asyncio.gather(*tasks)
+        stuck = inflight["n"]
+        _, pending = await asyncio.wait(tasks, timeout=args.grace)
+        for task in pending:  # a target that stopped answering: do not wait for the client timeout
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
     done = len(stats.latency)
     result = {
         "url": args.url, "model": args.model, "stream": args.stream, "concurrency": args.concurrency,
         "duration_s": round(elapsed, 3), "requests": done, "throughput_rps": round(done / elapsed, 2),
-        "errors": sum(stats.errors.values()), "error_kinds": stats.errors, "error_samples": stats.samples,
+        "errors": sum(stats.errors.values()), "error_kinds": stats.errors,
+        "in_flight_at_end": stuck, "unfinished_after_grace": len(pending), "error_samples": stats.samples,
         "loadgen_cpu_s": round(self1 - self0, 3),
     }
     for name, values in (("latency_ms", stats.latency), ("ttft_ms", stats.ttft)):
@@ -176,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--tokens", type=int, default=80, help="answer length; 80 tokens = 20 content chunks")
     parser.add_argument("--prompt", default="What is machine learning?")
+    parser.add_argument("--grace", type=float, default=5.0, help="seconds to let in-flight requests finish")
     parser.add_argument("--pid", default="", help="comma-separated pids whose CPU and memory to measure")
     args = parser.parse_args(argv)
     json.dump(asyncio.run(run(args)), sys.stdout)

@@ -44,6 +44,9 @@ def command(*, upstream: str, model: str, port: int, tmp: Path) -> tuple[list[st
     )
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "VIRTUAL_ENV")}
     env.update(LITELLM_MASTER_KEY=key, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False",
-               DISABLE_SCHEMA_UPDATE="True", NO_PROXY="*")
+               DISABLE_SCHEMA_UPDATE="True", NO_PROXY="*",
+               # Offline: streamed llama-named models make LiteLLM fetch a tokenizer from huggingface.co (5 retries,
+               # ~23 s, stalling the proxy); offline mode makes that fail at once.
+               HF_HUB_OFFLINE="1")
     cmd = [str(EXE), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port), "--num_workers", "1"]
     return cmd, env, key

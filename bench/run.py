@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
             stop_live_gateway(bench.gateway)
         for proc in bench.procs:
             stop(proc)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     payload = {
         "command": command, "argv": sys.argv[1:], "timestamp": stamp, "environment": environment(),
         "workload": {"tokens": TOKENS, "content_chunks_per_stream": TOKENS // 4, "pinned_model": PINNED,

@@ -24,8 +24,10 @@ Store = Callable[[list[dict[str, Any]]], None]
 
 
 class Recorder:
-    def __init__(self, store: Store, spool_dir: Path, *, batch_size: int = 200, max_retries: int = 3) -> None:
+    def __init__(self, store: Store, spool_dir: Path, *, batch_size: int = 200, max_retries: int = 3,
+                 linger: float = 0.05) -> None:
         self._store = store
+        self._linger = linger
         self._spool_dir = spool_dir
         self._batch_size = batch_size
         self._max_retries = max_retries
@@ -57,6 +59,9 @@ class Recorder:
         await self._replay_spool()
         while True:
             first = await queue.get()
+            if queue.qsize() < self._batch_size // 4:
+                # Linger a moment so that a busy server writes tens of rows per commit, not one.
+                await asyncio.sleep(self._linger)
             batch = [first]
             while len(batch) < self._batch_size and not queue.empty():
                 batch.append(queue.get_nowait())

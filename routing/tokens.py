@@ -1,16 +1,30 @@
-"""Prompt token estimates with the o200k_base vocabulary, bounded in time for huge prompts."""
+"""Prompt token estimates with the cl100k_base vocabulary, bounded in time for huge prompts.
+
+The vocabulary ships in the repo (routing/data/tokenizer/cl100k_base.tiktoken.gz, checked against
+OpenAI's published SHA-256) and is handed to tiktoken directly, so nothing is ever downloaded.
+cl100k rather than o200k: half the memory for an estimate that is as good for non-OpenAI models.
+"""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import threading
-import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import bpe_openai
+    import tiktoken
 
-ENCODING_NAME = "o200k_base"
+ENCODING_NAME = "cl100k_base"
+VOCABULARY_PATH = Path(__file__).resolve().parent / "data" / "tokenizer" / "cl100k_base.tiktoken.gz"
+VOCABULARY_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+           r"""\s*[\r\n]|\s+(?!\S)|\s""")
+SPECIAL_TOKENS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                  "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 HEAD_CHARS = 3_000
 TAIL_CHARS = 1_000
 MIDDLE_CHARS = 2_000
@@ -18,23 +32,27 @@ TOKENS_PER_MESSAGE = 4
 TOKENS_PER_REPLY = 3
 TOKENS_PER_IMAGE = 765
 
-_encoding: bpe_openai.Encoding | None = None
+_encoding: tiktoken.Encoding | None = None
 _encoding_lock = threading.Lock()
 
 
-def encoding() -> bpe_openai.Encoding:
-    """Return the process-wide o200k_base encoding, loading it on first use (thread-safe)."""
+def _load(path: Path) -> tiktoken.Encoding:
+    import tiktoken
+
+    raw = gzip.decompress(path.read_bytes())
+    if hashlib.sha256(raw).hexdigest() != VOCABULARY_SHA256:
+        raise RuntimeError(f"{path} is not the cl100k_base vocabulary (SHA-256 mismatch)")
+    ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in raw.splitlines() if line)}
+    return tiktoken.Encoding(name=ENCODING_NAME, pat_str=PATTERN, mergeable_ranks=ranks, special_tokens=SPECIAL_TOKENS)
+
+
+def encoding() -> tiktoken.Encoding:
+    """Return the process-wide cl100k_base encoding, loading it on first use (thread-safe)."""
     global _encoding
     if _encoding is None:
         with _encoding_lock:
             if _encoding is None:
-                # Importing the package reads its bundled vocabularies through a deprecated importlib API;
-                # that warning is not ours to act on and must not fail a run with warnings as errors.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    import bpe_openai
-
-                    _encoding = bpe_openai.get_encoding(ENCODING_NAME)
+                _encoding = _load(VOCABULARY_PATH)
     return _encoding
 
 

@@ -492,30 +492,37 @@ class _Committed(Exception):
         self.error = error
 
 
-async def _keepalive(source: AsyncIterator[dict[str, Any]], emit: Emit, interval: float) -> AsyncIterator[dict[str, Any]]:
-    """Yield from source; when nothing arrives for `interval` seconds, send an SSE comment line."""
-    pending: asyncio.Task[dict[str, Any]] | None = None
-    try:
+class _Keepalive:
+    """Sends `: processing` when nothing has been sent for `interval` seconds: one timer task per
+    stream, not per chunk, so a fast stream pays nothing for it."""
+
+    def __init__(self, emit: Emit, interval: float) -> None:
+        self._emit = emit
+        self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._last = self._loop.time()
+        self._task: asyncio.Task[None] | None = None
+
+    async def emit(self, data: bytes) -> None:
+        self._last = self._loop.time()
+        await self._emit(data)
+
+    async def __aenter__(self) -> _Keepalive:
+        self._task = asyncio.ensure_future(self._run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
         while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(source))
-            done, _ = await asyncio.wait({pending}, timeout=interval)
-            if not done:
-                await emit(SSE_KEEPALIVE)
+            delay = self._last + self._interval - self._loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
                 continue
-            task, pending = pending, None
-            try:
-                yield task.result()
-            except StopAsyncIteration:
-                return
-    finally:
-        if pending is not None:
-            # Let the pending read finish cancelling before closing the generator it is running in.
-            pending.cancel()
-            await asyncio.gather(pending, return_exceptions=True)
-        aclose = getattr(source, "aclose", None)
-        if aclose is not None:
-            await aclose()
+            await self.emit(SSE_KEEPALIVE)
 
 
 def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
@@ -537,14 +544,18 @@ def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str
 
 async def stream(ex: Exchange, emit: Emit) -> None:
     """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE]."""
-    assert ex.chat is not None and ex.decision is not None and ex.routing is not None
-    chat, decision = ex.chat, ex.decision
+    assert ex.chat is not None
     client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
-    body = _body_for(chat)
+    body = _body_for(ex.chat)
+    async with _Keepalive(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS) as keepalive:
+        await _stream_chain(ex, client, body, keepalive.emit)
+
+
+async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: Emit) -> None:
+    assert ex.chat is not None and ex.decision is not None and ex.routing is not None
     await emit(sse({**ex.routing, "choices": []}))
-    interval = settings.INFERBASE_STREAM_KEEPALIVE_SECONDS
-    hold_reasoning = chat.extended_thinking is False
-    for link in decision.chain:
+    hold_reasoning = ex.chat.extended_thinking is False
+    for link in ex.decision.chain:
         planned = _attempt_plan(ex, link, stream=True)
         if planned is None:
             break
@@ -553,7 +564,7 @@ async def stream(ex: Exchange, emit: Emit) -> None:
         started = time.perf_counter()
         try:
             served = await _stream_attempt(ex, link, adapter.stream(client, _target(link), body, options),
-                                           emit, interval, hold_reasoning, budget)
+                                           emit, hold_reasoning, budget)
         except _Committed as committed:
             err = committed.error
             outcome = err.outcome if isinstance(err, UpstreamError) else "timeout"
@@ -588,13 +599,13 @@ async def stream(ex: Exchange, emit: Emit) -> None:
 
 
 async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[dict[str, Any]], emit: Emit,
-                          interval: float, hold_reasoning: bool, budget: Budget) -> ChunkAssembler | None:
+                          hold_reasoning: bool, budget: Budget) -> ChunkAssembler | None:
     """Relay one attempt; before the first token a failure raises (fallback), after it `_Committed`."""
     assembler = ChunkAssembler()
     pending: list[dict[str, Any]] = []
     committed = False
     try:
-        async with asyncio.timeout(budget.attempt_max_s), aclosing(_keepalive(source, emit, interval)) as events:
+        async with asyncio.timeout(budget.attempt_max_s), aclosing(source) as events:  # type: ignore[type-var]
             async for chunk in events:
                 assembler.add(chunk)
                 if not chunk.get("choices"):

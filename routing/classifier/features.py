@@ -11,8 +11,11 @@ import numpy as np
 SYSTEM_CHARS = 1_000
 USER_HEAD_CHARS = 3_000
 USER_TAIL_CHARS = 1_000
-N_BUCKETS = 1 << 18
-FEATURE_VERSION = "f1"
+CHAR_HEAD_CHARS = 1_200
+CHAR_TAIL_CHARS = 300
+SYSTEM_CHAR_CHARS = 300
+N_BUCKETS = 1 << 17
+FEATURE_VERSION = "f2"
 
 _MASK = np.uint64(N_BUCKETS - 1)
 _PRIME = 0x100000001B3
@@ -229,6 +232,10 @@ def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray) -> np.ndarray
 def features_of(window: Window) -> Features:
     """Hash a window into sparse bucket indices and dense signals."""
     user_points = _codepoints(window.user)
+    if len(user_points) > CHAR_HEAD_CHARS + CHAR_TAIL_CHARS:
+        char_points = np.concatenate([user_points[:CHAR_HEAD_CHARS], _SPACE, user_points[-CHAR_TAIL_CHARS:]])
+    else:
+        char_points = user_points
     words = _word_hashes(user_points)
     bigrams = _bigram_hashes(words)
     system = np.zeros(0, dtype=np.intp)
@@ -238,12 +245,12 @@ def features_of(window: Window) -> Features:
         system = np.concatenate(
             [
                 _word_ngrams(system_words, _bigram_hashes(system_words), _SALT_SYSTEM),
-                _char_ngrams(system_points, _SALT_SYSTEM),
+                _char_ngrams(system_points[:SYSTEM_CHAR_CHARS], _SALT_SYSTEM),
             ]
         )
     return Features(
         user_words=_word_ngrams(words, bigrams, 0),
-        user_chars=_char_ngrams(user_points, 0),
+        user_chars=_char_ngrams(char_points, 0),
         system=system,
         dense=_dense(window, words, bigrams),
     )

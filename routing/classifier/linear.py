@@ -33,13 +33,17 @@ class LinearModel:
     tasks: tuple[str, ...]
     complexities: tuple[str, ...]
     threshold: float
+    rule_weight: float = 1.0
 
     def scores(self, features: Features) -> Scores:
         """Return both heads' probabilities for one request's features."""
+        groups = (features.user_words, features.user_chars, features.system)
+        sizes = [len(indices) for indices in groups]
         logits = features.dense @ self.dense
-        for indices in (features.user_words, features.user_chars, features.system):
-            if len(indices):
-                logits += np.add.reduce(np.take(self.buckets, indices, axis=0), axis=0) * np.float32(len(indices) ** -0.5)
+        if sum(sizes):
+            # One gather and one BLAS matrix-vector product: each row is scaled by 1/sqrt(its group size).
+            scale = np.repeat(np.array([size**-0.5 if size else 0.0 for size in sizes], dtype=np.float32), sizes)
+            logits = logits + scale @ self.buckets.take(np.concatenate(groups), axis=0)
         n_tasks = len(self.tasks)
         return Scores(task=_softmax(logits[:n_tasks]), complexity=_softmax(logits[n_tasks:]))
 
@@ -61,6 +65,7 @@ def model_save(model: LinearModel, path: Path) -> None:
         tasks=np.array(model.tasks),
         complexities=np.array(model.complexities),
         threshold=np.float32(model.threshold),
+        rule_weight=np.float32(model.rule_weight),
         meta=np.array([FEATURE_VERSION, str(N_BUCKETS), str(N_DENSE)]),
     )
 
@@ -82,6 +87,7 @@ def model_load(path: Path) -> LinearModel:
                 tasks=tasks,
                 complexities=complexities,
                 threshold=float(data["threshold"]),
+                rule_weight=float(data["rule_weight"]),
             )
     except WeightsError:
         raise

@@ -12,9 +12,11 @@ import string
 from pathlib import Path
 
 OUT_PATH = Path(__file__).with_name("data") / "train.jsonl"
+HAND_DIR = Path(__file__).with_name("data") / "hand"
 SEED = 20261012
 PER_FAMILY = 170
-HANDWRITTEN_WEIGHT = 2
+PER_TEMPLATE = 3  # distinct fills kept per template: templated rows are near-duplicates, so cap them
+HANDWRITTEN_WEIGHT = 1
 
 SYSTEMS = [
     "", "", "", "",
@@ -25,6 +27,18 @@ SYSTEMS = [
     "You are an expert assistant working for a software company.",
     "Vous êtes un assistant utile.",
     "Eres un asistente útil y preciso.",
+    "You are ChatGPT, a large language model. Knowledge cutoff: 2024-06. Current date: 2026-03-02.",
+    "You are a helpful, harmless and honest assistant. If you don't know something, say so.",
+    "You are a customer support assistant for Northwind Outfitters. Be polite and concise. Do not discuss competitors.",
+    "Answer in the same language as the user.",
+    "You are a helpful assistant. Format answers in Markdown.",
+    "Du bist ein hilfreicher Assistent.",
+    "Você é um assistente prestativo.",
+    "你是一个乐于助人的助手。",
+    "あなたは親切なアシスタントです。",
+    "Ты — полезный ассистент.",
+    "Sei un assistente disponibile e preciso.",
+    "You are an internal assistant at a fintech company. Never reveal customer data. Keep answers short unless asked.",
 ]
 
 SLOTS: dict[str, list[str]] = {
@@ -476,9 +490,11 @@ def _slot_value(name: str, rng: random.Random, chosen: dict[str, str]) -> str:
     return rng.choice(options)
 
 
-def _example(task: str, complexity: str, user: str, rng: random.Random, *, has_tools: bool = False) -> dict:
+def _example(
+    task: str, complexity: str, user: str, rng: random.Random, *, has_tools: bool = False, source: str = "hand"
+) -> dict:
     """Return one training record."""
-    record = {"system": rng.choice(SYSTEMS), "user": user, "task": task, "complexity": complexity}
+    record = {"system": rng.choice(SYSTEMS), "user": user, "task": task, "complexity": complexity, "source": source}
     if has_tools:
         record["has_tools"] = True
     return record
@@ -490,22 +506,45 @@ def generate(seed: int = SEED) -> list[dict]:
     records: list[dict] = []
     for task, templates in TEMPLATES.items():
         seen: set[str] = set()
-        for attempt in range(PER_FAMILY * 4):
-            complexity, template = templates[attempt % len(templates)]
-            user = _fill(template, rng)
-            if user in seen:
-                continue
-            seen.add(user)
-            records.append(_example(task, complexity, user, rng))
-            if len(seen) >= PER_FAMILY:
-                break
+        for complexity, template in templates:
+            kept = 0
+            for _ in range(PER_TEMPLATE * 4):
+                user = _fill(template, rng)
+                if user in seen:
+                    continue
+                seen.add(user)
+                records.append(_example(task, complexity, user, rng, source="template"))
+                kept += 1
+                if kept >= PER_TEMPLATE:
+                    break
     for attempt in range(120):
         complexity, template = TOOL_TEMPLATES[attempt % len(TOOL_TEMPLATES)]
-        records.append(_example("tool_use", complexity, _fill(template, rng), rng, has_tools=True))
-    for task, complexity, user in HANDWRITTEN * HANDWRITTEN_WEIGHT:
+        records.append(_example("tool_use", complexity, _fill(template, rng), rng, has_tools=True, source="template"))
+    seen_hand: set[str] = set()
+    for task, complexity, user in [*HANDWRITTEN, *handwritten_load()] * HANDWRITTEN_WEIGHT:
+        if user in seen_hand:
+            continue
+        seen_hand.add(user)
         records.append(_example(task, complexity, user, rng))
     rng.shuffle(records)
     return records
+
+
+def handwritten_load(directory: Path = HAND_DIR) -> list[tuple[str, str, str]]:
+    """Read the hand-written prompts in data/hand/*.txt ("@ family band" headers, one prompt a line, \\n escapes)."""
+    examples: list[tuple[str, str, str]] = []
+    for path in sorted(directory.glob("*.txt")):
+        task = complexity = ""
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            if line.startswith("@ "):
+                task, complexity = line[2:].split()
+                continue
+            if not task:
+                raise ValueError(f"{path}: prompt before any '@ family band' header")
+            examples.append((task, complexity, line.strip().replace("\\n", "\n")))
+    return examples
 
 
 HANDWRITTEN: list[tuple[str, str, str]] = [

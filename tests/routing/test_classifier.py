@@ -85,7 +85,7 @@ def test_classification_key_is_deterministic():
     assert key == classification_key(system="sys", user="hello there", has_tools=False)
     assert key != classification_key(system="sys", user="hello there", has_tools=True)
     assert key != classification_key(system="other", user="hello there", has_tools=False)
-    assert key == "aebd63d81e00e85af46067f76f848791"
+    assert key == "6985fdc3f8b005ec126cff849f669f0b"
 
 
 def test_classification_key_ignores_system_beyond_window():

@@ -1,4 +1,4 @@
-"""routing.tokens: o200k_base estimates, exact for short text and bounded for huge prompts."""
+"""routing.tokens: cl100k_base estimates, exact for short text and bounded for huge prompts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import string
 
 from routing.tokens import HEAD_CHARS, TAIL_CHARS, count_prompt_tokens, count_text_tokens, encoding
 
-REFERENCE = encoding()  # the package's own o200k_base encoder, as the reference
+REFERENCE = encoding()  # tiktoken's own cl100k_base encoder over the shipped vocabulary
 
 
 def sample_text(length: int, seed: int = 7) -> str:
