@@ -21,7 +21,7 @@ from .errors import (
     UpstreamTimeout,
 )
 from .sse import iter_sse
-from .transport import open_stream, post, remaining
+from .transport import drain, open_stream, post, remaining
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; OpenAI callers often leave it out
@@ -446,6 +446,7 @@ class AnthropicAdapter:
             async with aclosing(translate_stream(events, model=target.upstream_model)) as chunks:
                 async for chunk in chunks:
                     yield chunk
+            await drain(events)  # past message_stop: let the connection go back to the pool
         finally:
             await response.aclose()
 

@@ -12,7 +12,7 @@ import orjson
 from .base import CallOptions, UpstreamTarget
 from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamError, UpstreamMalformed, UpstreamTimeout
 from .sse import iter_sse
-from .transport import open_stream, post, remaining
+from .transport import drain, open_stream, post, remaining
 
 
 def _headers(target: UpstreamTarget) -> dict[str, str]:
@@ -90,6 +90,7 @@ class OpenAICompatibleAdapter:
                 except httpx.TransportError as exc:
                     raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
                 if data == "[DONE]":
+                    await drain(events)
                     return
                 try:
                     chunk = orjson.loads(data)

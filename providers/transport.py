@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import orjson
@@ -68,3 +69,15 @@ async def open_stream(client: httpx.AsyncClient, request: httpx.Request, *, budg
         raise UpstreamStatusError(error_message(response.status_code, raw), status=response.status_code,
                                   body=raw[:1000].decode(errors="replace"))
     return response
+
+
+async def drain(events: AsyncIterator[object], *, seconds: float = 1.0) -> None:
+    """Read what is left of a finished stream (its closing bytes) so that the connection goes back
+    to the pool: closed before the end of its body, it would be dropped, and the next request would
+    pay for a new connection."""
+    try:
+        async with asyncio.timeout(seconds):
+            async for _ in events:
+                pass
+    except (TimeoutError, httpx.HTTPError):
+        pass
