@@ -53,3 +53,8 @@ bench-gateway: install
 bench-peer: install
 	test -x .venv-litellm/bin/litellm || ($(PYTHON) -m venv .venv-litellm && .venv-litellm/bin/pip install --quiet --disable-pip-version-check 'litellm[proxy]')
 	$(PY) -m bench.run --peer
+
+# Memory under sustained load: the gateway's RSS every slice of requests up to 50,000 (~4 minutes).
+.PHONY: bench-soak
+bench-soak: install-dev
+	$(PY) -m bench.soak

@@ -8,6 +8,7 @@ from django.urls import include, path, re_path
 from inferbase.api import views
 
 api_patterns = [
+    path("openapi.json", views.openapi_view, name="openapi"),
     path("models", views.models_view, name="models"),
     re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)/health$", views.model_health_view, name="model-health"),
     path("routing-decisions/<str:request_id>", views.RoutingDecisionView.as_view(), name="routing-decision"),

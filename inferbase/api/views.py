@@ -20,6 +20,7 @@ from providers.http import shared_client
 from routing.catalog import model_list, model_servable_routes
 
 from .errors import ApiError, ErrorType, error_envelope
+from .openapi import openapi_document
 
 HEALTH_PROBE_TIMEOUT_S = 3.0
 
@@ -36,6 +37,12 @@ async def _optional_key(request: HttpRequest) -> KeyInfo | None:
     if info is None or not info.active:
         raise ApiError(401, "Invalid API key." if info is None else "This API key has been revoked.", code="invalid_api_key")
     return info
+
+
+@require_GET
+async def openapi_view(request: HttpRequest) -> JsonResponse:
+    """GET /openapi.json: the API described as OpenAPI 3.1."""
+    return JsonResponse(openapi_document())
 
 
 @require_GET
