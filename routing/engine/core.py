@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
@@ -134,9 +135,16 @@ def _decide_pinned(request: RoutingRequest, classification: Classification, poli
     if not candidates:
         raise trail.failure(f"{model.id} has no servable route: no provider credential that the policy allows.",
                             status=503, code="no_servable_route")
-    candidates, emptied = run_fit_steps(candidates, trail, request, narrowed)
+    # A named model is always used: structured output is forwarded to it as written (and the answer's
+    # JSON extracted) even where support is not verified; only auto insists on verified support.
+    fit_request = replace(request, needs_structured_output=False)
+    candidates, emptied = run_fit_steps(candidates, trail, fit_request, narrowed)
+    if emptied == "capability_fit":
+        raise trail.failure(f"{model.id} does not support what the request needs "
+                            f"({', '.join(request_needs(fit_request))}).", status=400, code="model_lacks_capability",
+                            param="model")
     if emptied is not None:
-        raise trail.failure(f"{model.id} has no route that {_EMPTIED[emptied](request, narrowed)}.", status=503,
+        raise trail.failure(f"{model.id} has no route that {_EMPTIED[emptied](fit_request, narrowed)}.", status=503,
                             code="no_servable_route")
 
     candidate = candidates[0]

@@ -855,3 +855,26 @@ def test_decide_does_not_depend_on_catalog_order() -> None:
 
 def test_decide_is_importable_from_the_engine_package() -> None:
     assert decide.__module__ == "routing.engine.core"
+
+
+def test_pinned_model_without_verified_structured_output_is_still_used() -> None:
+    models = [make_model(id="a", verified_structured_output=False, benchmarks={"chat": 0.5})]
+    decision = decide_with(make_snapshot(models, [make_route(model_id="a")]),
+                           make_request(model="a", needs_structured_output=True))
+    assert [link.model.id for link in decision.chain] == ["a"]
+
+
+def test_auto_serves_only_verified_structured_output() -> None:
+    models = [make_model(id="a", verified_structured_output=False, benchmarks={"chat": 0.9}),
+              make_model(id="b", verified_structured_output=True, benchmarks={"chat": 0.6})]
+    routes = [make_route(model_id="a"), make_route(model_id="b")]
+    decision = decide_with(make_snapshot(models, routes), make_request(needs_structured_output=True))
+    assert {link.model.id for link in decision.chain} == {"b"}
+
+
+def test_pinned_model_lacking_tools_is_a_400_naming_the_model() -> None:
+    models = [make_model(id="a", supports_tools=False)]
+    with pytest.raises(RoutingError) as caught:
+        decide_with(make_snapshot(models, [make_route(model_id="a")]), make_request(model="a", needs_tools=True))
+    assert (caught.value.status, caught.value.code, caught.value.param) == (400, "model_lacks_capability", "model")
+    assert caught.value.filter_trail[-1]["step"] == "capability_fit"
