@@ -58,3 +58,8 @@ bench-peer: install
 .PHONY: bench-soak
 bench-soak: install-dev
 	$(PY) -m bench.soak
+
+# Scale-out on one host: one gateway process vs two sharing PostgreSQL and Redis (needs both running).
+.PHONY: bench-scale
+bench-scale: install-dev
+	$(PY) -m bench.two_processes

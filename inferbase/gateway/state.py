@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
+from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 
 from inferbase.accounts.selectors import KeyInfo, default_policy_maps, key_info_get, provider_secrets
 from routing.snapshot import VERSION_KEY, Snapshot, snapshot_build, snapshot_version_bump
@@ -30,38 +31,53 @@ def _snapshot_load(version: str) -> Snapshot:
 
 
 class SnapshotHolder:
-    """Holds this process's snapshot; re-checks the shared version at most every check interval."""
+    """Holds this process's snapshot; re-checks the shared version at most every check interval.
+
+    One request checks while the others keep serving the snapshot they have (single flight), and the
+    check goes through one cache client kept for the process, so its connection is reused."""
 
     def __init__(self) -> None:
         self._snapshot: Snapshot | None = None
         self._checked_at = 0.0
+        self._checking = False
         self._locks: dict[int, asyncio.Lock] = {}
+        self._cache: Any = None
 
     def invalidate(self) -> None:
         self._snapshot = None
         self._checked_at = 0.0
 
+    async def _version(self) -> str | None:
+        if self._cache is None:
+            # Not the task-local `cache` proxy: that would make (and connect) a new client per task.
+            self._cache = caches.create_connection("default")
+        return await self._cache.aget(VERSION_KEY)
+
     async def get(self) -> Snapshot:
         """Return the current snapshot, rebuilding it when the shared version moved."""
         snap = self._snapshot
         now = time.monotonic()
-        if snap is not None and now - self._checked_at < settings.INFERBASE_SNAPSHOT_CHECK_SECONDS:
+        if snap is not None and (now - self._checked_at < settings.INFERBASE_SNAPSHOT_CHECK_SECONDS or self._checking):
             return snap
-        version = await cache.aget(VERSION_KEY)
-        if snap is not None and version == snap.version:
-            self._checked_at = now
-            return snap
-        lock = self._locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
-        async with lock:
-            current = self._snapshot
-            if current is not None and current is not snap and current.version == version:
-                return current
-            if version is None:
-                version = await database_sync_to_async(snapshot_version_bump)()
-            built = await database_sync_to_async(_snapshot_load)(version)
-            self._snapshot = built
-            self._checked_at = time.monotonic()
-            return built
+        self._checking = True
+        try:
+            version = await self._version()
+            if snap is not None and version == snap.version:
+                self._checked_at = time.monotonic()
+                return snap
+            lock = self._locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
+            async with lock:
+                current = self._snapshot
+                if current is not None and current is not snap and current.version == version:
+                    return current
+                if version is None:
+                    version = await database_sync_to_async(snapshot_version_bump)()
+                built = await database_sync_to_async(_snapshot_load)(version)
+                self._snapshot = built
+                self._checked_at = time.monotonic()
+                return built
+        finally:
+            self._checking = False
 
 
 class KeyCache:

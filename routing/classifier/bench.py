@@ -30,13 +30,17 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return ordered[len(ordered) // 2] * 1e6, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
 
 
-def bench(user: str, runs: int) -> tuple[float, float]:
-    """Time classify on one prompt and return p50/p99 microseconds."""
-    classify(system=SYSTEM, user=user)
+def bench(user: str, runs: int, *, fresh_system: bool = False) -> tuple[float, float]:
+    """Time classify on one prompt and return p50/p99 microseconds.
+
+    With fresh_system every call gets a system prompt never seen before, defeating the system-feature cache.
+    """
+    systems = [f"{index} {SYSTEM}" if fresh_system else SYSTEM for index in range(runs + 1)]
+    classify(system=systems[-1], user=user)
     samples = []
-    for _ in range(runs):
+    for system in systems[:runs]:
         start = time.perf_counter()
-        classify(system=SYSTEM, user=user)
+        classify(system=system, user=user)
         samples.append(time.perf_counter() - start)
     return percentiles(samples)
 
@@ -51,6 +55,8 @@ def main() -> None:
     for name, user in cases.items():
         p50, p99 = bench(user, args.runs)
         print(f"{name:<12} {len(user):>9} {p50:>8.0f} {p99:>8.0f}")
+    p50, p99 = bench(cases["8k tokens"], args.runs, fresh_system=True)
+    print(f"{'8k, new sys':<12} {len(cases['8k tokens']):>9} {p50:>8.0f} {p99:>8.0f}   (system prompt not cached)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ USER_TAIL_CHARS = 1_000
 CHAR_HEAD_CHARS = 1_200
 CHAR_TAIL_CHARS = 300
 SYSTEM_CHAR_CHARS = 300
+SYSTEM_CACHE_SIZE = 256
 N_BUCKETS = 1 << 17
 FEATURE_VERSION = "f2"
 
@@ -229,6 +231,18 @@ def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray) -> np.ndarray
     )
 
 
+@functools.lru_cache(maxsize=SYSTEM_CACHE_SIZE)
+def _system_indices(system: str) -> np.ndarray:
+    """Return the bucket indices of a system window; cached, since most traffic reuses a few system prompts."""
+    points = _codepoints(system)
+    words = _word_hashes(points)
+    indices = np.concatenate(
+        [_word_ngrams(words, _bigram_hashes(words), _SALT_SYSTEM), _char_ngrams(points[:SYSTEM_CHAR_CHARS], _SALT_SYSTEM)]
+    )
+    indices.setflags(write=False)
+    return indices
+
+
 def features_of(window: Window) -> Features:
     """Hash a window into sparse bucket indices and dense signals."""
     user_points = _codepoints(window.user)
@@ -238,16 +252,7 @@ def features_of(window: Window) -> Features:
         char_points = user_points
     words = _word_hashes(user_points)
     bigrams = _bigram_hashes(words)
-    system = np.zeros(0, dtype=np.intp)
-    if window.system:
-        system_points = _codepoints(window.system)
-        system_words = _word_hashes(system_points)
-        system = np.concatenate(
-            [
-                _word_ngrams(system_words, _bigram_hashes(system_words), _SALT_SYSTEM),
-                _char_ngrams(system_points[:SYSTEM_CHAR_CHARS], _SALT_SYSTEM),
-            ]
-        )
+    system = _system_indices(window.system) if window.system else np.zeros(0, dtype=np.intp)
     return Features(
         user_words=_word_ngrams(words, bigrams, 0),
         user_chars=_char_ngrams(char_points, 0),

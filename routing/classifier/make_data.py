@@ -13,6 +13,7 @@ from pathlib import Path
 
 OUT_PATH = Path(__file__).with_name("data") / "train.jsonl"
 HAND_DIR = Path(__file__).with_name("data") / "hand"
+HELDOUT_PATH = Path(__file__).with_name("data") / "heldout.jsonl"
 SEED = 20261012
 PER_FAMILY = 170
 PER_TEMPLATE = 3  # distinct fills kept per template: templated rows are near-duplicates, so cap them
@@ -527,7 +528,24 @@ def generate(seed: int = SEED) -> list[dict]:
         seen_hand.add(user)
         records.append(_example(task, complexity, user, rng))
     rng.shuffle(records)
-    return records
+    return decontaminate(records)
+
+
+def _normalise(text: str) -> str:
+    """Return text lower-cased with whitespace collapsed, for duplicate checks."""
+    return " ".join(text.lower().split())
+
+
+def decontaminate(records: list[dict], heldout_path: Path = HELDOUT_PATH) -> list[dict]:
+    """Drop training records whose prompt equals a held-out prompt (short generic prompts collide by chance)."""
+    if not heldout_path.exists():
+        return records
+    with heldout_path.open(encoding="utf-8") as handle:
+        heldout = {_normalise(json.loads(line)["user"]) for line in handle if line.strip()}
+    kept = [record for record in records if _normalise(record["user"]) not in heldout]
+    if len(kept) < len(records):
+        print(f"dropped {len(records) - len(kept)} training prompts identical to held-out prompts")
+    return kept
 
 
 def handwritten_load(directory: Path = HAND_DIR) -> list[tuple[str, str, str]]:

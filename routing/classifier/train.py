@@ -26,11 +26,11 @@ SEED = 13
 EPOCHS = 300
 LEARNING_RATE = 0.05
 L2 = 1e-5  # 4-fold CV: 1e-3 -> 0.770, 1e-4 -> ~0.785, 1e-5 -> 0.814 (hand-written rows, with rule blend)
-THRESHOLD = 0.5  # chosen by 4-fold CV on the training set (hand-written rows), not on held-out
+THRESHOLD = 0.5  # 4-fold CV on hand-written training rows (0.5 and 0.6 tie at 0.840; the lower one calls the rules less)
 RULE_WEIGHT = 1.0  # likewise
 BALANCE = 0.5  # class-balancing exponent: each row weighs (mean class count / its class count) ** BALANCE
 TEMPLATE_WEIGHT = 1.0  # relative weight of template-generated rows against hand-written ones
-COMPLEXITY_OFFSETS = (0.0, 0.0, 0.0)  # added to the easy/standard/hard logits (folded into the bias row)
+COMPLEXITY_OFFSETS = (0.0, 0.0, 0.5)  # 4-fold CV: the head under-calls "hard"; +0.5 lifts CV complexity 0.764 -> 0.772
 
 
 @dataclass(frozen=True, slots=True)
