@@ -20,7 +20,7 @@ from .errors import (
     UpstreamStatusError,
     UpstreamTimeout,
 )
-from .sse import iter_sse
+from .sse import iter_sse_bytes
 from .transport import drain, open_stream, post, remaining
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -455,7 +455,7 @@ async def _timed_events(
     response: httpx.Response, options: CallOptions, first_deadline: float
 ) -> AsyncIterator[dict[str, Any]]:
     """Yield parsed events, enforcing the first-token deadline, the idle timeout and the total deadline."""
-    async with aclosing(iter_sse(response.aiter_lines())) as sse:
+    async with aclosing(iter_sse_bytes(response.aiter_bytes())) as sse:
         got_token = False
         while True:
             until = time.monotonic() + options.idle_timeout if got_token else first_deadline

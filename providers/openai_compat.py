@@ -11,7 +11,7 @@ import orjson
 
 from .base import CallOptions, UpstreamTarget
 from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamError, UpstreamMalformed, UpstreamTimeout
-from .sse import iter_sse
+from .sse import iter_sse_bytes
 from .transport import drain, open_stream, post, remaining
 
 
@@ -70,7 +70,7 @@ class OpenAICompatibleAdapter:
         first_budget = min(options.first_token_timeout, remaining(options.deadline))
         response = await open_stream(client, request, budget=first_budget)
         try:
-            events = iter_sse(response.aiter_lines())
+            events = iter_sse_bytes(response.aiter_bytes())
             got_token = False
             while True:
                 # Before the first token the budget and the deadline bound the wait; after it, only
@@ -89,7 +89,7 @@ class OpenAICompatibleAdapter:
                     raise UpstreamTimeout("upstream stream timed out") from exc
                 except httpx.TransportError as exc:
                     raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
-                if data == "[DONE]":
+                if data == b"[DONE]":
                     await drain(events)
                     return
                 try:

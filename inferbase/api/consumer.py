@@ -36,6 +36,8 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     joins no channel layer group and makes no per-message database call."""
 
     _headers_sent = False
+    _out: list[bytes] | None = None
+    _flusher: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
@@ -114,7 +116,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if ex.chat.stream:
             await self.send_headers(status=200, headers=[*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())])
             self._headers_sent = True
-            await pipeline.stream(ex, self._emit)
+            try:
+                await pipeline.stream(ex, self._emit)
+            finally:
+                await self._flush()
             await self.send_body(b"", more_body=False)
             return
         response = await pipeline.complete(ex)
@@ -132,7 +137,33 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         )
 
     async def _emit(self, data: bytes) -> None:
-        await self.send_body(data, more_body=True)
+        # Written as soon as the loop turns, together with whatever else is already at hand (when the
+        # upstream delivered several chunks in one read): fewer writes, and no added wait.
+        if self._out is None:
+            self._out = []
+        self._out.append(data)
+        if self._flusher is None:
+            self._flusher = asyncio.ensure_future(self._write_out())
+
+    async def _write_out(self) -> None:
+        try:
+            while self._out:
+                await asyncio.sleep(0)
+                data = b"".join(self._out)
+                self._out.clear()
+                await self.send_body(data, more_body=True)
+        finally:
+            self._flusher = None
+
+    async def _flush(self) -> None:
+        """Wait until everything emitted so far has been handed to the server."""
+        flusher = self._flusher
+        if flusher is not None:
+            await asyncio.shield(flusher)
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            await self.send_body(data, more_body=True)
 
     async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
         ex.status_code = exc.status
@@ -140,6 +171,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
         if self._headers_sent:
+            await self._flush()
             event = {"object": "error", "error": exc.envelope()["error"]}
             await self.send_body(pipeline.sse(event) + pipeline.SSE_DONE, more_body=False)
             return
