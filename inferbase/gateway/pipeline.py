@@ -526,20 +526,19 @@ class _Keepalive:
 
 
 def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
-    out = {
-        "id": ex.request_id,
-        "object": "chat.completion.chunk",
-        "created": int(ex.created),
-        "model": link.model.id,
-        "choices": [],
-    }
-    for choice in chunk.get("choices") or ():
-        delta = dict(choice.get("delta") or {})
-        if "reasoning" in delta and "reasoning_content" not in delta:
+    """Relabel an upstream chunk as ours, in place (it was parsed for us): our id, the catalog model."""
+    chunk["id"] = ex.request_id
+    chunk["object"] = "chat.completion.chunk"
+    chunk["created"] = int(ex.created)
+    chunk["model"] = link.model.id
+    chunk.pop("system_fingerprint", None)
+    chunk.pop("usage", None)
+    for choice in chunk["choices"]:
+        choice.setdefault("finish_reason", None)
+        delta = choice.get("delta")
+        if delta and "reasoning" in delta and "reasoning_content" not in delta:
             delta["reasoning_content"] = delta.pop("reasoning")
-        out["choices"].append({"index": choice.get("index", 0), "delta": delta,
-                               "finish_reason": choice.get("finish_reason"), "logprobs": choice.get("logprobs")})
-    return out
+    return chunk
 
 
 async def stream(ex: Exchange, emit: Emit) -> None:

@@ -117,3 +117,21 @@ def test_named_model_without_a_needed_capability_is_a_400(http: httpx.Client) ->
     error = response.json()["error"]
     assert error["code"] == "model_lacks_capability" and error["param"] == "model"
     assert "tools" in error["message"]
+
+
+def test_policy_can_turn_extraction_off(live) -> None:  # type: ignore[no-untyped-def]
+    from tests.live import poll
+
+    key = live.create_key(org="no-extraction-org", policy="as-written")
+    live.shell("from routing.models import RoutingPolicy; "
+               "RoutingPolicy.objects.filter(name='as-written').update(structured_output_extraction=False)")
+    body = {"model": "google-gemini-2.5-flash", "response_format": {"type": "json_object"}, "extended_thinking": False,
+            "messages": [{"role": "user", "content": "Give me a JSON object describing a cat."}]}
+
+    def as_written() -> dict | None:
+        data = httpx.post(f"{live.api}/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"},
+                          timeout=30).json()
+        return data if "structured_output_repair" not in data["usage"] else None
+
+    data = poll(as_written)
+    assert "```json" in data["choices"][0]["message"]["content"]  # the fenced answer, untouched
