@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Task = Literal[
     "coding",
@@ -18,16 +18,5 @@ Task = Literal[
 ]
 Complexity = Literal["easy", "standard", "hard"]
 
-TASKS: tuple[Task, ...] = (
-    "coding",
-    "maths",
-    "reasoning",
-    "factual",
-    "writing",
-    "summarization",
-    "extraction",
-    "translation",
-    "chat",
-    "tool_use",
-)
-COMPLEXITIES: tuple[Complexity, ...] = ("easy", "standard", "hard")
+TASKS: tuple[Task, ...] = get_args(Task)
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)

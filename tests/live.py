@@ -128,14 +128,21 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
     return gateway
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process, killing it when it does not stop within 10 s."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def stop_live_gateway(gateway: LiveGateway) -> None:
-    if gateway.process is not None and gateway.process.poll() is None:
-        gateway.process.terminate()
-        try:
-            gateway.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            gateway.process.kill()
-            gateway.process.wait()
+    if gateway.process is not None:
+        stop_process(gateway.process)
     for fn in gateway.cleanup:
         fn()  # type: ignore[operator]
 
@@ -159,12 +166,7 @@ class SimulatedProcess:
     log: object
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.log.close()  # type: ignore[attr-defined]
 
 
@@ -204,12 +206,7 @@ class ExtraServer:
         return f"{self.base_url}/api/v1/inference"
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.log.close()  # type: ignore[attr-defined]
 
 

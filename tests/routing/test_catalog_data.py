@@ -13,20 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from routing.tasks import TASKS
+
 DATA_DIR = Path(__file__).resolve().parents[2] / "routing" / "data"
 
-TASKS = (
-    "coding",
-    "maths",
-    "reasoning",
-    "factual",
-    "writing",
-    "summarization",
-    "extraction",
-    "translation",
-    "chat",
-    "tool_use",
-)
 SCORE_KEYS = ("overall",) + TASKS
 REASONING_MODES = {"none", "switchable", "always_on"}
 PROMPT_CACHING = {"automatic", "explicit", "none"}
