@@ -1,0 +1,119 @@
+"""The Anthropic adapter's HTTP side: POST /messages, streamed or not, within the attempt's limits."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+import httpx
+import orjson
+
+from ..base import CallOptions, UpstreamTarget
+from ..errors import FirstTokenTimeout, UpstreamConnectError, UpstreamMalformed, UpstreamTimeout
+from ..sse import iter_sse_bytes
+from ..transport import drain, open_stream, post, remaining
+from .request import ANTHROPIC_VERSION, to_anthropic_request
+from .response import carries_token, from_anthropic_response, translate_stream
+
+
+def _headers(target: UpstreamTarget) -> dict[str, str]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json",
+        "anthropic-version": ANTHROPIC_VERSION,
+    }
+    if target.api_key:
+        headers["x-api-key"] = target.api_key
+    headers.update(dict(target.headers))
+    return headers
+
+
+class AnthropicAdapter:
+    """ProviderAdapter for the Anthropic Messages API (`POST {base_url}/messages`)."""
+
+    dialect = "anthropic"
+
+    def _payload(
+        self, target: UpstreamTarget, body: dict[str, Any], options: CallOptions, stream: bool
+    ) -> bytes:
+        payload = to_anthropic_request(body, options)
+        payload["model"] = target.upstream_model
+        payload["stream"] = stream
+        return orjson.dumps(payload)
+
+    async def complete(
+        self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
+    ) -> dict[str, Any]:
+        """Return an OpenAI `chat.completion`; raise UpstreamError (never httpx errors) on any failure."""
+        content = self._payload(target, body, options, stream=False)
+        budget = min(options.first_token_timeout, remaining(options.deadline))
+        response = await post(client, f"{target.base_url}/messages", content=content, headers=_headers(target),
+                              budget=budget)
+        try:
+            data = orjson.loads(response.content)
+        except orjson.JSONDecodeError as exc:
+            raise UpstreamMalformed("upstream answered with a body that is not JSON") from exc
+        if not isinstance(data, dict) or data.get("type") != "message":
+            raise UpstreamMalformed("upstream answer is not a message")
+        return from_anthropic_response(data, model=target.upstream_model)
+
+    async def stream(
+        self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Yield OpenAI chunks; raise FirstTokenTimeout, UpstreamTimeout, UpstreamError subclasses.
+        Closing the iterator closes the upstream response at once."""
+        started = time.monotonic()
+        first_deadline = min(started + options.first_token_timeout, options.deadline)
+        request = client.build_request(
+            "POST",
+            f"{target.base_url}/messages",
+            content=self._payload(target, body, options, stream=True),
+            headers=_headers(target),
+        )
+        response = await open_stream(client, request, budget=remaining(first_deadline))
+        try:
+            events = _timed_events(response, options, first_deadline)
+            async with aclosing(translate_stream(events, model=target.upstream_model)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+            await drain(events)  # past message_stop: let the connection go back to the pool
+        finally:
+            await response.aclose()
+
+
+async def _timed_events(
+    response: httpx.Response, options: CallOptions, first_deadline: float
+) -> AsyncIterator[dict[str, Any]]:
+    """Yield parsed events, enforcing the first-token deadline, the idle timeout and the total deadline."""
+    async with aclosing(iter_sse_bytes(response.aiter_bytes())) as sse:
+        got_token = False
+        while True:
+            until = time.monotonic() + options.idle_timeout if got_token else first_deadline
+            wait = remaining(min(until, options.deadline))
+            try:
+                async with asyncio.timeout(wait):
+                    _name, data = await anext(sse)
+            except StopAsyncIteration:
+                return
+            except TimeoutError as exc:
+                if not got_token:
+                    raise FirstTokenTimeout(
+                        f"no first token within {options.first_token_timeout:.1f}s"
+                    ) from exc
+                raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
+            except httpx.TimeoutException as exc:
+                raise UpstreamTimeout("upstream stream timed out") from exc
+            except httpx.TransportError as exc:
+                raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
+            try:
+                event = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
+            if not isinstance(event, dict):
+                raise UpstreamMalformed("upstream sent a stream event that is not an object")
+            if not got_token and carries_token(event):
+                got_token = True
+            yield event

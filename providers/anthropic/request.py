@@ -1,0 +1,195 @@
+"""OpenAI-shaped chat-completions body → Anthropic Messages request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..base import CallOptions
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; OpenAI callers often leave it out
+MIN_THINKING_BUDGET = 1024  # Anthropic's floor for thinking.budget_tokens
+JSON_INSTRUCTION = "Respond with only a JSON document: no prose before or after it, no code fences."
+
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def _image_block(part: dict[str, Any]) -> dict[str, Any]:
+    image = part.get("image_url")
+    url = image.get("url", "") if isinstance(image, dict) else str(image or "")
+    if url.startswith("data:"):
+        header, _, data = url.partition(",")
+        media_type = header[5:].split(";", 1)[0] or "image/png"
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _user_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    blocks: list[dict[str, Any]] = []
+    for part in content or ():
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            blocks.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "image_url":
+            blocks.append(_image_block(part))
+        else:
+            # Passed on as written: Anthropic refuses what it does not know, and says why.
+            blocks.append(part)
+    return blocks
+
+
+def _tool_input(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        value = orjson.loads(arguments or "{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    # reasoning_content is deliberately not forwarded: the spec accepts it back and drops it.
+    blocks: list[dict[str, Any]] = []
+    text = _text_of(message.get("content"))
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id", ""),
+                "name": function.get("name", ""),
+                "input": _tool_input(function.get("arguments")),
+            }
+        )
+    return blocks
+
+
+def _tool_result_block(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    result: Any = (
+        content
+        if isinstance(content, str)
+        else [
+            {"type": "text", "text": p.get("text", "")}
+            for p in content or ()
+            if isinstance(p, dict) and p.get("type") == "text"
+        ]
+    )
+    return {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": result}
+
+
+def _messages(messages: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_text_of(message.get("content")))
+            continue
+        if role == "assistant":
+            turn_role, blocks = "assistant", _assistant_blocks(message)
+        elif role == "tool":
+            turn_role, blocks = "user", [_tool_result_block(message)]
+        else:
+            turn_role, blocks = "user", _user_blocks(message.get("content"))
+        if not blocks:
+            continue
+        # Anthropic wants alternating turns: tool results (and text after them) share one user turn.
+        if out and out[-1]["role"] == turn_role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": turn_role, "content": blocks})
+    return system, out
+
+
+def _tool_choice(choice: Any, parallel: Any) -> dict[str, Any] | None:
+    mapped: dict[str, Any] | None
+    if choice == "auto":
+        mapped = {"type": "auto"}
+    elif choice == "required":
+        mapped = {"type": "any"}
+    elif choice == "none":
+        mapped = {"type": "none"}
+    elif isinstance(choice, dict) and choice.get("type") == "function":
+        mapped = {"type": "tool", "name": (choice.get("function") or {}).get("name", "")}
+    else:
+        mapped = None
+    if parallel is False and (mapped is None or mapped["type"] != "none"):
+        mapped = {**(mapped or {"type": "auto"}), "disable_parallel_tool_use": True}
+    return mapped
+
+
+def _json_instruction(response_format: Any) -> str | None:
+    if not isinstance(response_format, dict):
+        return None
+    if response_format.get("type") == "json_object":
+        return JSON_INSTRUCTION
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        if schema is None:
+            return JSON_INSTRUCTION
+        return f"{JSON_INSTRUCTION} It must match this JSON schema: {orjson.dumps(schema).decode()}"
+    return None
+
+
+def to_anthropic_request(body: dict[str, Any], options: CallOptions) -> dict[str, Any]:
+    """Return the Anthropic Messages body for an OpenAI chat-completions body (without `stream`).
+
+    Thinking is enabled only when `options.thinking is True`; max_tokens is then raised by the budget
+    when it would not exceed it, so the caller's room for the answer is kept."""
+    system, messages = _messages(body.get("messages") or [])
+    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
+    out: dict[str, Any] = {"model": body.get("model"), "messages": messages, "max_tokens": max_tokens}
+    instruction = _json_instruction(body.get("response_format"))
+    if instruction:
+        system.append(instruction)
+    if system:
+        out["system"] = "\n\n".join(s for s in system if s)
+    stop = body.get("stop")
+    if stop:
+        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    for name in ("temperature", "top_p"):
+        if body.get(name) is not None:
+            out[name] = body[name]
+    if body.get("tools"):
+        out["tools"] = [
+            {
+                "name": t["function"]["name"],
+                **({"description": t["function"]["description"]} if t["function"].get("description") else {}),
+                "input_schema": t["function"].get("parameters") or {"type": "object", "properties": {}},
+            }
+            for t in body["tools"]
+            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+        ]
+    choice = _tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
+    if choice is not None and (out.get("tools") or choice["type"] == "none"):
+        out["tool_choice"] = choice
+    if body.get("user"):
+        out["metadata"] = {"user_id": str(body["user"])}
+    # Anthropic refuses thinking together with a forced tool choice, so a forced call goes without.
+    forced = choice is not None and choice["type"] in ("any", "tool")
+    if options.thinking is True and not forced:
+        budget = options.thinking_budget or max(MIN_THINKING_BUDGET, min(max_tokens // 2, 16000))
+        budget = max(budget, MIN_THINKING_BUDGET)
+        if max_tokens <= budget:
+            out["max_tokens"] = budget + max_tokens
+        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        out.pop("temperature", None)  # Anthropic accepts only the default temperature while thinking
+    return out
