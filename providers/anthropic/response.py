@@ -172,6 +172,7 @@ async def translate_stream(
 
 
 def carries_token(event: dict[str, Any]) -> bool:
+    """Return True when the event ends the wait for a first token (content, thinking, a tool call, or the end)."""
     kind = event.get("type")
     if kind == "content_block_delta":
         return (event.get("delta") or {}).get("type") in ("text_delta", "thinking_delta", "input_json_delta")
