@@ -18,6 +18,7 @@ from inferbase.gateway.state import key_cache, snapshot_holder
 from observability.selectors import decision_get
 from providers.http import shared_client
 from routing.catalog import model_list, model_servable_routes
+from routing.decision import AUTO_MODEL_NAMES
 
 from .errors import ApiError, ErrorType, error_envelope
 from .openapi import openapi_document
@@ -68,7 +69,7 @@ async def models_view(request: HttpRequest) -> JsonResponse:
 async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse:
     """GET /models/{id}/health: a liveness probe of the provider's API (warms nothing)."""
     snapshot = await snapshot_holder.get()
-    if model_id in ("auto", "inferbase/auto"):
+    if model_id in AUTO_MODEL_NAMES:
         return JsonResponse({"model": model_id, "status": "ready"})
     if model_id not in snapshot.models:
         return _error(ApiError(404, f"The model '{model_id}' does not exist.", code="model_not_found", param="model_id"))

@@ -29,7 +29,14 @@ from providers.errors import UpstreamError
 from providers.http import shared_client
 from providers.registry import adapter_for
 from routing.classifier import classification_key, classify
-from routing.decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
+from routing.decision import (
+    AUTO_MODEL_NAMES,
+    ChainLink,
+    Classification,
+    Decision,
+    RoutingError,
+    RoutingRequest,
+)
 from routing.engine import decide
 from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
@@ -101,13 +108,21 @@ def _classifier_input(chat: ChatRequest) -> tuple[str, str]:
     return system, user
 
 
-def classification_for(chat: ChatRequest, cached: dict[str, Any] | None = None) -> Classification:
-    """Classify on the system prompt and last user turn; a cache hit (here or from Redis) says so."""
+def _classification_key(chat: ChatRequest) -> str:
     system, user = _classifier_input(chat)
-    key = classification_key(system=system, user=user, has_tools=chat.has_tools)
-    hit = cached if cached is not None else classifications.get_local(key)
+    return classification_key(system=system, user=user, has_tools=chat.has_tools)
+
+
+def classification_for(chat: ChatRequest, lookups: Lookups | None = None) -> Classification:
+    """Classify on the system prompt and last user turn; a cache hit (here or from Redis) says so."""
+    if lookups is not None and lookups.classification_key is not None:
+        key, hit = lookups.classification_key, lookups.classification
+    else:
+        key = _classification_key(chat)
+        hit = classifications.get_local(key)
     if hit is not None:
         return Classification(hit["task"], hit["complexity"], hit["estimated"], cached=True)
+    system, user = _classifier_input(chat)
     result = classify(system=system, user=user, has_tools=chat.has_tools)
     classifications.put(key, {"task": result.task, "complexity": result.complexity, "estimated": result.estimated})
     return Classification(result.task, result.complexity, result.estimated, cached=False)
@@ -117,6 +132,7 @@ def classification_for(chat: ChatRequest, cached: dict[str, Any] | None = None) 
 class Lookups:
     """What routing reads from the shared caches, fetched (asynchronously) before deciding."""
 
+    classification_key: str | None
     classification: dict[str, Any] | None
     session_model: str | None
     started: float
@@ -125,13 +141,13 @@ class Lookups:
 async def lookups_fetch(chat: ChatRequest) -> Lookups:
     """Read the shared caches a decision needs: a classification, the conversation's model, route health."""
     started = time.perf_counter()
-    classification = None
-    if chat.model in ("auto", "inferbase/auto"):
-        system, user = _classifier_input(chat)
-        classification = await classifications.get(classification_key(system=system, user=user, has_tools=chat.has_tools))
+    key = classification = None
+    if chat.model in AUTO_MODEL_NAMES:
+        key = _classification_key(chat)
+        classification = await classifications.get(key)
     session_model = await sessions.get(conversation_key(chat)) if chat.has_history else None
     await route_health.refresh()
-    return Lookups(classification, session_model, started)
+    return Lookups(key, classification, session_model, started)
 
 
 def conversation_key(chat: ChatRequest) -> str:
@@ -161,9 +177,7 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
     if chat.has_tools:
         prompt_tokens += len(orjson.dumps(chat.forward.get("tools"))) // 4
     ex.prompt_tokens_estimate = prompt_tokens
-    auto = chat.model in ("auto", "inferbase/auto")
-    classification = (classification_for(chat, lookups.classification if lookups else None) if auto
-                      else Classification(None, None))
+    classification = classification_for(chat, lookups) if chat.model in AUTO_MODEL_NAMES else Classification(None, None)
     if lookups is not None:
         session_model = lookups.session_model
     else:
