@@ -340,7 +340,8 @@ async def complete(ex: Exchange) -> dict[str, Any]:
     client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
     body = _body_for(chat)
     chain = decision.chain
-    last_result: tuple[ChainLink, dict[str, Any]] | None = None
+    # The last answer that was cut off before any content: served only if every later link fails.
+    last_result: tuple[ChainLink, dict[str, Any], dict[str, Any]] | None = None
     for index, link in enumerate(chain):
         planned = _attempt_plan(ex, link, stream=False)
         if planned is None:
@@ -351,8 +352,9 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         try:
             if budget.upstream_stream:
                 assembler = ChunkAssembler()
-                async with asyncio.timeout(budget.attempt_max_s):
-                    async for chunk in adapter.stream(client, _target(link), body, options):
+                async with (asyncio.timeout(budget.attempt_max_s),
+                            aclosing(adapter.stream(client, _target(link), body, options)) as chunks):
+                    async for chunk in chunks:
                         assembler.add(chunk)
                 result = assembler.completion()
             else:
@@ -372,17 +374,18 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         finish = choice.get("finish_reason")
         if finish == "length" and not message.get("content") and not message.get("tool_calls") and index + 1 < len(chain):
             # An answer cut off before any content is a failed attempt: ask the next model.
-            ex.attempts.append(_attempt_record(link, "no_content_before_limit", started))
-            last_result = (link, result)
+            record = _attempt_record(link, "no_content_before_limit", started)
+            ex.attempts.append(record)
+            last_result = (link, result, record)
             continue
         if chat.response_format_type and decision.policy.structured_output_extraction:
             result, message = await _structured_repair(ex, link, adapter, client, body, options, result, message, started)
         ex.attempts.append(_attempt_record(link, "served", started))
         return _completion_response(ex, link, result, message, message.get("_finish", finish))
     if last_result is not None:
-        link, result = last_result
+        link, result, record = last_result
         choice = result["choices"][0]
-        ex.attempts[-1]["outcome"] = "served"
+        record["outcome"] = "served_truncated"
         return _completion_response(ex, link, result, message_clean(choice.get("message") or {}), choice.get("finish_reason"))
     raise _all_failed(ex)
 

@@ -116,3 +116,16 @@ def test_reasoning_content_sent_back_is_accepted_and_not_forwarded() -> None:
         {"role": "user", "content": "how are you"}]})
     assert all("reasoning_content" not in m for m in chat.messages)
     assert chat.messages[1] == {"role": "assistant", "content": "hello"}
+
+
+def test_cut_off_answer_is_served_when_every_later_model_fails(http: httpx.Client) -> None:
+    body = http.post("/chat/completions", json={
+        "model": "auto", "max_tokens": 100, "extended_thinking": True,
+        "messages": [{"role": "user", "content": "Prove that there are infinitely many primes. "
+                                                 "[sim:fail=503@openai-gpt-4.1-mini]"}],
+        "routing": {"model_pool": ["qwen3-32b", "openai-gpt-4.1-mini"], "optimize": "quality"}}).json()
+    assert body["model"] == "qwen3-32b"
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert body["routing"]["truncated"] == "max_tokens"
+    decision = poll(lambda: _decision(http, body["id"]))
+    assert [a["outcome"] for a in decision["attempts"]] == ["served_truncated", "http_503"]
