@@ -27,7 +27,7 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from tests.live import free_port, start_live_gateway, stop_live_gateway  # noqa: E402
+from tests.live import free_port, start_live_gateway, stop_live_gateway, stop_process  # noqa: E402
 
 OUT = REPO / "bench-out"
 DOC = REPO / "docs" / "benchmarks.md"
@@ -75,13 +75,8 @@ def tree_pids(root: int) -> list[int]:
 
 
 def stop(proc: subprocess.Popen | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    if proc is not None:
+        stop_process(proc)
 
 
 def loadavg() -> float:

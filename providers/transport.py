@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import orjson
@@ -31,18 +32,25 @@ def error_message(status: int, raw: bytes) -> str:
     return f"upstream answered HTTP {status}"
 
 
-async def post(client: httpx.AsyncClient, url: str, *, content: bytes, headers: dict[str, str],
-               budget: float) -> httpx.Response:
-    """POST and read the whole answer within `budget` seconds; raise UpstreamError subclasses only."""
+@asynccontextmanager
+async def _translated(budget: float, error: type[UpstreamTimeout], waiting_for: str) -> AsyncIterator[None]:
+    """Bound a wait to `budget` seconds and turn httpx's and asyncio's errors into UpstreamError ones."""
     try:
         async with asyncio.timeout(budget):
-            response = await client.post(url, content=content, headers=headers)
+            yield
     except TimeoutError as exc:
-        raise UpstreamTimeout(f"no answer within {budget:.1f}s") from exc
+        raise error(f"no {waiting_for} within {budget:.1f}s") from exc
     except httpx.TimeoutException as exc:
         raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
     except httpx.TransportError as exc:
         raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
+
+
+async def post(client: httpx.AsyncClient, url: str, *, content: bytes, headers: dict[str, str],
+               budget: float) -> httpx.Response:
+    """POST and read the whole answer within `budget` seconds; raise UpstreamError subclasses only."""
+    async with _translated(budget, UpstreamTimeout, "answer"):
+        response = await client.post(url, content=content, headers=headers)
     if response.status_code >= 400:
         raise UpstreamStatusError(error_message(response.status_code, response.content),
                                   status=response.status_code, body=response.text[:1000])
@@ -52,15 +60,8 @@ async def post(client: httpx.AsyncClient, url: str, *, content: bytes, headers: 
 async def open_stream(client: httpx.AsyncClient, request: httpx.Request, *, budget: float) -> httpx.Response:
     """Send a streamed request and wait at most `budget` seconds for its headers; an error status is
     read, closed and raised. The caller closes the returned response."""
-    try:
-        async with asyncio.timeout(budget):
-            response = await client.send(request, stream=True)
-    except TimeoutError as exc:
-        raise FirstTokenTimeout(f"no first token within {budget:.1f}s") from exc
-    except httpx.TimeoutException as exc:
-        raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
-    except httpx.TransportError as exc:
-        raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
+    async with _translated(budget, FirstTokenTimeout, "first token"):
+        response = await client.send(request, stream=True)
     if response.status_code >= 400:
         try:
             raw = await response.aread()

@@ -160,46 +160,16 @@ def poll(fn, *, timeout: float = 10.0, interval: float = 0.05):  # type: ignore[
 
 
 @dataclass
-class SimulatedProcess:
-    url: str
-    process: subprocess.Popen[bytes]
-    log: object
+class ServerProcess:
+    """A server this test session started in its own process (the simulated upstream, another gateway)."""
 
-    def stop(self) -> None:
-        stop_process(self.process)
-        self.log.close()  # type: ignore[attr-defined]
-
-
-def start_simulated(tmp: Path) -> SimulatedProcess:
-    """Start `python -m providers.simulated` on a free port; poll its /health until it answers."""
-    port = free_port()
-    log = (tmp / "simulated.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0"],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    upstream = SimulatedProcess(url, process, log)
-    try:
-        poll(lambda: _answers(f"{url}/health"), timeout=30)
-    except AssertionError:
-        upstream.stop()
-        raise
-    return upstream
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=1).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-@dataclass
-class ExtraServer:
     base_url: str
     process: subprocess.Popen[bytes]
     log: object
+
+    @property
+    def url(self) -> str:
+        return self.base_url
 
     @property
     def api(self) -> str:
@@ -210,7 +180,36 @@ class ExtraServer:
         self.log.close()  # type: ignore[attr-defined]
 
 
-def start_extra_server(gateway: LiveGateway, tmp: Path, *, server: str) -> ExtraServer:
+def _serving(server: ServerProcess, health_url: str, *, timeout: float) -> ServerProcess:
+    """Return the server once health_url answers 200; stop it and raise if it does not in time."""
+    try:
+        poll(lambda: _answers(health_url), timeout=timeout)
+    except AssertionError:
+        server.stop()
+        raise
+    return server
+
+
+def start_simulated(tmp: Path) -> ServerProcess:
+    """Start `python -m providers.simulated` on a free port; poll its /health until it answers."""
+    port = free_port()
+    log = (tmp / "simulated.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0"],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    return _serving(ServerProcess(url, process, log), f"{url}/health", timeout=30)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def start_extra_server(gateway: LiveGateway, tmp: Path, *, server: str) -> ServerProcess:
     """Start another gateway process (daphne or uvicorn) on the live gateway's database and cache."""
     port = free_port()
     env = {**gateway.env, "PORT": str(port)}
@@ -221,10 +220,5 @@ def start_extra_server(gateway: LiveGateway, tmp: Path, *, server: str) -> Extra
         command = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "inferbase.asgi:application"]
     log = (tmp / f"{server}-{port}.log").open("wb")
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    extra = ExtraServer(f"http://127.0.0.1:{port}", process, log)
-    try:
-        poll(lambda: _answers(f"{extra.base_url}/api/v1/models"), timeout=60)
-    except AssertionError:
-        extra.stop()
-        raise
-    return extra
+    base_url = f"http://127.0.0.1:{port}"
+    return _serving(ServerProcess(base_url, process, log), f"{base_url}/api/v1/models", timeout=60)

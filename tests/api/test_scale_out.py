@@ -9,26 +9,26 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live import ExtraServer, LiveGateway, poll, start_extra_server
+from tests.live import LiveGateway, ServerProcess, poll, start_extra_server
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture(scope="module")
-def second(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtraServer]:
+def second(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     server = start_extra_server(live, Path(tmp_path_factory.mktemp("second")), server="daphne")
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
-def under_uvicorn(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExtraServer]:
+def under_uvicorn(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     server = start_extra_server(live, Path(tmp_path_factory.mktemp("uvicorn")), server="uvicorn")
     yield server
     server.stop()
 
 
-def test_a_revocation_reaches_every_process(live: LiveGateway, second: ExtraServer) -> None:
+def test_a_revocation_reaches_every_process(live: LiveGateway, second: ServerProcess) -> None:
     key = live.create_key(org="scale-org")
     headers = {"Authorization": f"Bearer {key}"}
     for api in (live.api, second.api):
@@ -42,14 +42,14 @@ def test_a_revocation_reaches_every_process(live: LiveGateway, second: ExtraServ
                                         headers=headers).status_code == 401)
 
 
-def test_a_decision_written_by_one_process_is_read_by_another(live: LiveGateway, second: ExtraServer) -> None:
+def test_a_decision_written_by_one_process_is_read_by_another(live: LiveGateway, second: ServerProcess) -> None:
     headers = {"Authorization": f"Bearer {live.api_key}"}
     body = httpx.post(f"{live.api}/chat/completions", json={"model": "auto", "messages": MESSAGES}, headers=headers).json()
     decision = poll(lambda: (r := httpx.get(f"{second.api}/routing-decisions/{body['id']}", headers=headers)).status_code == 200 and r.json())
     assert decision["request_id"] == body["id"]
 
 
-def test_the_gateway_runs_under_uvicorn_too(live: LiveGateway, under_uvicorn: ExtraServer) -> None:
+def test_the_gateway_runs_under_uvicorn_too(live: LiveGateway, under_uvicorn: ServerProcess) -> None:
     headers = {"Authorization": f"Bearer {live.api_key}"}
     response = httpx.post(f"{under_uvicorn.api}/chat/completions", json={"model": "auto", "messages": MESSAGES}, headers=headers)
     assert response.status_code == 200
