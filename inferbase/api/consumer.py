@@ -18,7 +18,8 @@ from inferbase.accounts.services import api_key_hash
 from inferbase.gateway import pipeline
 from inferbase.gateway.state import key_cache, snapshot_holder
 
-from .errors import ApiError, ErrorType, error_envelope
+from .auth import bearer_key, key_usable
+from .errors import ApiError, ErrorType
 from .validation import chat_request_parse
 
 logger = logging.getLogger("inferbase.api")
@@ -100,11 +101,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if not raw_key:
             raise ApiError(401, "Missing API key: send it as 'Authorization: Bearer inf_...'.", code="missing_api_key")
         snapshot = await snapshot_holder.get()
-        key = await key_cache.get(api_key_hash(raw_key))
-        if key is None or not key.active:
-            raise ApiError(401, "Invalid API key." if key is None else "This API key has been revoked.",
-                           code="invalid_api_key")
-        ex.key = key
+        ex.key = key_usable(await key_cache.get(api_key_hash(raw_key)))
         try:
             decoded = orjson.loads(body) if body else None
         except orjson.JSONDecodeError as exc:
@@ -189,12 +186,5 @@ async def _wait_disconnect(receive: Any) -> None:
 def _bearer(scope: dict[str, Any]) -> str | None:
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
-            text = value.decode("latin-1").strip()
-            if text[:7].lower() == "bearer ":
-                return text[7:].strip() or None
-            return None
+            return bearer_key(value.decode("latin-1"))
     return None
-
-
-def not_found_envelope(path: str) -> bytes:
-    return orjson.dumps(error_envelope(f"No such path: {path}", type=ErrorType.NOT_FOUND, code="not_found"))

@@ -20,6 +20,7 @@ from providers.http import shared_client
 from routing.catalog import model_list, model_servable_routes
 from routing.decision import AUTO_MODEL_NAMES
 
+from .auth import bearer_key, key_usable
 from .errors import ApiError, ErrorType, error_envelope
 from .openapi import openapi_document
 
@@ -31,13 +32,10 @@ def _error(exc: ApiError) -> JsonResponse:
 
 
 async def _optional_key(request: HttpRequest) -> KeyInfo | None:
-    header = request.headers.get("Authorization", "")
-    if not header[:7].lower() == "bearer ":
+    raw = bearer_key(request.headers.get("Authorization", ""))
+    if raw is None:
         return None
-    info = await key_cache.get(api_key_hash(header[7:].strip()))
-    if info is None or not info.active:
-        raise ApiError(401, "Invalid API key." if info is None else "This API key has been revoked.", code="invalid_api_key")
-    return info
+    return key_usable(await key_cache.get(api_key_hash(raw)))
 
 
 @require_GET
