@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,9 +10,8 @@ import httpx
 import orjson
 
 from .base import CallOptions, UpstreamTarget
-from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamError, UpstreamMalformed, UpstreamTimeout
-from .sse import iter_sse_bytes
-from .transport import drain, open_stream, post, remaining
+from .errors import UpstreamError, UpstreamMalformed
+from .transport import open_stream, post, remaining, timed_events
 
 
 def _headers(target: UpstreamTarget) -> dict[str, str]:
@@ -67,42 +66,14 @@ class OpenAICompatibleAdapter:
         request = client.build_request(
             "POST", f"{target.base_url}/chat/completions", content=orjson.dumps(payload), headers=_headers(target)
         )
-        first_budget = min(options.first_token_timeout, remaining(options.deadline))
-        response = await open_stream(client, request, budget=first_budget)
+        # The first-token budget covers the response headers and the first token together.
+        first_deadline = min(time.monotonic() + options.first_token_timeout, options.deadline)
+        response = await open_stream(client, request, budget=remaining(first_deadline))
         try:
-            events = iter_sse_bytes(response.aiter_bytes())
-            got_token = False
-            while True:
-                # Before the first token the budget and the deadline bound the wait; after it, only
-                # silence does, so a long answer is never cut off for being long.
-                wait = options.idle_timeout if got_token else min(first_budget, remaining(options.deadline))
-                try:
-                    async with asyncio.timeout(wait):
-                        _event, data = await anext(events)
-                except StopAsyncIteration:
-                    raise UpstreamMalformed("stream ended without [DONE]") from None
-                except TimeoutError as exc:
-                    if got_token:
-                        raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
-                    raise FirstTokenTimeout(f"no first token within {first_budget:.1f}s") from exc
-                except httpx.TimeoutException as exc:
-                    raise UpstreamTimeout("upstream stream timed out") from exc
-                except httpx.TransportError as exc:
-                    raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
-                if data == b"[DONE]":
-                    await drain(events)
-                    return
-                try:
-                    chunk = orjson.loads(data)
-                except orjson.JSONDecodeError as exc:
-                    raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
-                if not isinstance(chunk, dict):
-                    raise UpstreamMalformed("upstream sent a stream event that is not an object")
+            async for chunk in timed_events(response, options, first_deadline, _carries_token, done=b"[DONE]"):
                 if "error" in chunk and not chunk.get("choices"):
                     err = chunk["error"] if isinstance(chunk["error"], dict) else {}
                     raise UpstreamError(str(err.get("message") or "upstream reported an error mid-stream"))
-                if not got_token and _carries_token(chunk):
-                    got_token = True
                 yield chunk
         finally:
             await response.aclose()

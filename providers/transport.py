@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
 
 import httpx
 import orjson
 
-from .errors import FirstTokenTimeout, UpstreamConnectError, UpstreamStatusError, UpstreamTimeout
+from .base import CallOptions
+from .errors import (
+    FirstTokenTimeout,
+    UpstreamConnectError,
+    UpstreamMalformed,
+    UpstreamStatusError,
+    UpstreamTimeout,
+)
+from .sse import iter_sse_bytes
 
 
 def remaining(deadline: float) -> float:
@@ -82,3 +91,44 @@ async def drain(events: AsyncIterator[object], *, seconds: float = 1.0) -> None:
                 pass
     except (TimeoutError, httpx.HTTPError):
         pass
+
+
+async def timed_events(response: httpx.Response, options: CallOptions, first_deadline: float,
+                       carries_token: Callable[[dict[str, Any]], bool], *,
+                       done: bytes | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Yield a streamed response's events as JSON objects, waiting until `first_deadline` for the first
+    token, then at most the idle timeout between events, never past `options.deadline`.
+
+    With `done` (OpenAI's `[DONE]`) the stream must end with it: the rest of the body is drained so
+    the connection is reused, and a stream cut before it is malformed. Errors are UpstreamError only."""
+    async with aclosing(iter_sse_bytes(response.aiter_bytes())) as sse:
+        got_token = False
+        while True:
+            wait = min(options.idle_timeout, remaining(options.deadline)) if got_token else remaining(first_deadline)
+            try:
+                async with asyncio.timeout(wait):
+                    _name, data = await anext(sse)
+            except StopAsyncIteration:
+                if done is not None:
+                    raise UpstreamMalformed(f"stream ended without {done.decode()}") from None
+                return
+            except TimeoutError as exc:
+                if got_token:
+                    raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
+                raise FirstTokenTimeout(f"no first token within {options.first_token_timeout:.1f}s") from exc
+            except httpx.TimeoutException as exc:
+                raise UpstreamTimeout("upstream stream timed out") from exc
+            except httpx.TransportError as exc:
+                raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
+            if data == done:
+                await drain(sse)
+                return
+            try:
+                event = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
+            if not isinstance(event, dict):
+                raise UpstreamMalformed("upstream sent a stream event that is not an object")
+            if not got_token and carries_token(event):
+                got_token = True
+            yield event

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -12,9 +11,8 @@ import httpx
 import orjson
 
 from ..base import CallOptions, UpstreamTarget
-from ..errors import FirstTokenTimeout, UpstreamConnectError, UpstreamMalformed, UpstreamTimeout
-from ..sse import iter_sse_bytes
-from ..transport import drain, open_stream, post, remaining
+from ..errors import UpstreamMalformed
+from ..transport import drain, open_stream, post, remaining, timed_events
 from .request import ANTHROPIC_VERSION, to_anthropic_request
 from .response import carries_token, from_anthropic_response, translate_stream
 
@@ -75,45 +73,10 @@ class AnthropicAdapter:
         )
         response = await open_stream(client, request, budget=remaining(first_deadline))
         try:
-            events = _timed_events(response, options, first_deadline)
+            events = timed_events(response, options, first_deadline, carries_token)
             async with aclosing(translate_stream(events, model=target.upstream_model)) as chunks:
                 async for chunk in chunks:
                     yield chunk
             await drain(events)  # past message_stop: let the connection go back to the pool
         finally:
             await response.aclose()
-
-
-async def _timed_events(
-    response: httpx.Response, options: CallOptions, first_deadline: float
-) -> AsyncIterator[dict[str, Any]]:
-    """Yield parsed events, enforcing the first-token deadline, the idle timeout and the total deadline."""
-    async with aclosing(iter_sse_bytes(response.aiter_bytes())) as sse:
-        got_token = False
-        while True:
-            until = time.monotonic() + options.idle_timeout if got_token else first_deadline
-            wait = remaining(min(until, options.deadline))
-            try:
-                async with asyncio.timeout(wait):
-                    _name, data = await anext(sse)
-            except StopAsyncIteration:
-                return
-            except TimeoutError as exc:
-                if not got_token:
-                    raise FirstTokenTimeout(
-                        f"no first token within {options.first_token_timeout:.1f}s"
-                    ) from exc
-                raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
-            except httpx.TimeoutException as exc:
-                raise UpstreamTimeout("upstream stream timed out") from exc
-            except httpx.TransportError as exc:
-                raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
-            try:
-                event = orjson.loads(data)
-            except orjson.JSONDecodeError as exc:
-                raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
-            if not isinstance(event, dict):
-                raise UpstreamMalformed("upstream sent a stream event that is not an object")
-            if not got_token and carries_token(event):
-                got_token = True
-            yield event
