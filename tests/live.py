@@ -45,13 +45,22 @@ class LiveGateway:
             raise RuntimeError(f"manage.py {' '.join(args)} failed: {result.stderr[-2000:]}")
         return result.stdout
 
-    def create_key(self, *, org: str, project: str = "default", plan: str | None = None, policy: str | None = None) -> str:
+    def create_key(self, *, org: str, project: str = "default", plan: str | None = None, policy: str | None = None,
+                   **policy_fields: object) -> str:
+        """Create a key (and its organization, project and policy); `policy_fields` set on the policy."""
         args = ["create_api_key", "--org", org, "--project", project]
         if plan:
             args += ["--plan", plan]
         if policy:
             args += ["--policy", policy]
-        return self.manage(*args).strip().splitlines()[-1]
+        key = self.manage(*args).strip().splitlines()[-1]
+        if policy_fields:
+            # .update() sends no signal: bump the snapshot version so the server sees the change.
+            self.shell("from routing.models import RoutingPolicy; "
+                       "from routing.snapshot import snapshot_version_bump; "
+                       f"RoutingPolicy.objects.filter(name={policy!r}).update(**{policy_fields!r}); "
+                       "snapshot_version_bump()")
+        return key
 
     def shell(self, code: str) -> str:
         """Run Python in `manage.py shell` against the live database; return what it printed last."""

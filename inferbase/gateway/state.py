@@ -47,6 +47,11 @@ class SnapshotHolder:
         self._snapshot = None
         self._checked_at = 0.0
 
+    @property
+    def version(self) -> str | None:
+        """The version of the snapshot this process holds (None before the first load)."""
+        return self._snapshot.version if self._snapshot is not None else None
+
     async def _version(self) -> str | None:
         if self._cache is None:
             # Not the task-local `cache` proxy: that would make (and connect) a new client per task.
@@ -93,7 +98,7 @@ class KeyCache:
     async def get(self, key_hash: str) -> KeyInfo | None:
         """Return the key's info (None when unknown); revocation is seen within the TTL or a version bump."""
         now = time.monotonic()
-        version = snapshot_holder._snapshot.version if snapshot_holder._snapshot else None
+        version = snapshot_holder.version
         entry = self._entries.get(key_hash)
         if entry is not None and now - entry[0] < settings.INFERBASE_KEY_CACHE_SECONDS and entry[2] == version:
             self._entries.move_to_end(key_hash)

@@ -62,10 +62,7 @@ def _verified() -> set[str]:
 def test_policy_can_ask_once_more_when_there_is_no_document(live) -> None:  # type: ignore[no-untyped-def]
     from tests.live import poll
 
-    key = live.create_key(org="reask-org", policy="reask-once")
-    live.shell("from routing.models import RoutingPolicy; "
-               "RoutingPolicy.objects.filter(name='reask-once').update(structured_output_reask=True); "
-               "from routing.snapshot import snapshot_version_bump; snapshot_version_bump()")
+    key = live.create_key(org="reask-org", policy="reask-once", structured_output_reask=True)
     headers = {"Authorization": f"Bearer {key}"}
     body = {"model": "openai-gpt-4.1-mini", "response_format": {"type": "json_object"},
             "messages": [{"role": "user", "content": "Describe a cat in JSON. [sim:json=none]"}]}
@@ -122,9 +119,7 @@ def test_named_model_without_a_needed_capability_is_a_400(http: httpx.Client) ->
 def test_policy_can_turn_extraction_off(live) -> None:  # type: ignore[no-untyped-def]
     from tests.live import poll
 
-    key = live.create_key(org="no-extraction-org", policy="as-written")
-    live.shell("from routing.models import RoutingPolicy; "
-               "RoutingPolicy.objects.filter(name='as-written').update(structured_output_extraction=False)")
+    key = live.create_key(org="no-extraction-org", policy="as-written", structured_output_extraction=False)
     body = {"model": "google-gemini-2.5-flash", "response_format": {"type": "json_object"}, "extended_thinking": False,
             "messages": [{"role": "user", "content": "Give me a JSON object describing a cat."}]}
 
