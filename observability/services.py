@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import orjson
 from django.db import IntegrityError, connection, models, transaction
 
 from .models import RequestLog, RoutingDecision
-
-LOG_FIELDS = {f.name for f in RequestLog._meta.get_fields()} - {"id"}
-DECISION_FIELDS = {f.name for f in RoutingDecision._meta.get_fields()} - {"id"}
 
 
 def _created(value: Any) -> datetime:
@@ -20,52 +20,84 @@ def _created(value: Any) -> datetime:
     return datetime.fromtimestamp(float(value), tz=UTC)
 
 
+@dataclass(frozen=True)
+class _Column:
+    attname: str
+    default: Any
+    adapt: Callable[[Any], Any] | None
+
+
+@dataclass(frozen=True)
+class _Insert:
+    sql: str
+    columns: tuple[_Column, ...]
+
+    def row(self, values: dict[str, Any]) -> list[Any]:
+        out = []
+        for column in self.columns:
+            value = values.get(column.attname, column.default)
+            out.append(column.adapt(value) if column.adapt is not None and value is not None else value)
+        return out
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+@cache
+def _insert_for(model: type[models.Model], vendor: str) -> _Insert:
+    """The INSERT statement and, per column, how a record's value becomes a parameter. Built once per
+    model: the ORM's per-instance, per-field work cost more than the write itself."""
+    fields = [f for f in model._meta.concrete_fields if f.name != "id"]
+    placeholders = ", ".join("%s::jsonb" if vendor == "postgresql" and isinstance(f, models.JSONField) else "%s"
+                             for f in fields)
+    quote = connection.ops.quote_name
+    sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+           f"VALUES ({placeholders})")
+    columns = []
+    for f in fields:
+        default = f.get_default() if f.has_default() else None
+        adapt: Callable[[Any], Any] | None = None
+        if isinstance(f, models.JSONField):
+            adapt = _json_text
+        elif isinstance(f, models.DateTimeField):
+            adapt = _datetime_adapter()
+        columns.append(_Column(f.attname, default, adapt))
+    return _Insert(sql, tuple(columns))
+
+
+def _datetime_adapter() -> Callable[[Any], Any]:
+    ops = connection.ops
+    return lambda value: ops.adapt_datetimefield_value(_created(value))
+
+
+def _known(model: type[models.Model]) -> frozenset[str]:
+    return frozenset(f.attname for f in model._meta.concrete_fields if f.name != "id")
+
+
 def records_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of {"log": {...}, "decision": {...} | None}; idempotent on request_id."""
-    logs = []
-    decisions = []
-    for record in records:
-        log = {k: v for k, v in record["log"].items() if k in LOG_FIELDS}
-        log["created_at"] = _created(log["created_at"])
-        logs.append(RequestLog(**log))
-        if record.get("decision"):
-            decision = {k: v for k, v in record["decision"].items() if k in DECISION_FIELDS}
-            decision["created_at"] = _created(decision["created_at"])
-            decisions.append(RoutingDecision(**decision))
+    """Persist a batch of {"log": {...}, "decision": {...} | None}; idempotent on request_id. Keys a
+    record has that the tables do not are ignored; a column a record lacks takes its default."""
+    logs = [record["log"] for record in records]
+    decisions = [record["decision"] for record in records if record.get("decision")]
     try:
         with transaction.atomic():
             _insert_many(RequestLog, logs)
             _insert_many(RoutingDecision, decisions)
     except IntegrityError:
         # A replayed batch may hold rows already written: fall back to one row at a time.
-        for log in logs:
-            RequestLog.objects.get_or_create(request_id=log.request_id, defaults=_fields(log))
-        for decision in decisions:
-            RoutingDecision.objects.get_or_create(request_id=decision.request_id, defaults=_fields(decision))
+        for model, rows in ((RequestLog, logs), (RoutingDecision, decisions)):
+            known = _known(model)
+            for row in rows:
+                fields = {k: v for k, v in row.items() if k in known}
+                fields["created_at"] = _created(fields["created_at"])
+                model.objects.get_or_create(request_id=fields.pop("request_id"), defaults=fields)
 
 
-def _insert_many(model: type[models.Model], rows: list[Any]) -> None:
-    """INSERT the rows in one executemany: this runs for every request, and the ORM's per-field
-    compilation cost more than the write. JSON columns are serialised with orjson."""
+def _insert_many(model: type[models.Model], rows: list[dict[str, Any]]) -> None:
+    """INSERT the rows in one executemany; JSON columns are serialised with orjson."""
     if not rows:
         return
-    fields = [f for f in model._meta.concrete_fields if f.name != "id"]
-    vendor = connection.vendor
-    placeholders = ", ".join("%s::jsonb" if vendor == "postgresql" and isinstance(f, models.JSONField) else "%s"
-                             for f in fields)
-    quote = connection.ops.quote_name
-    sql = (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"VALUES ({placeholders})")
-    values = []
-    for row in rows:
-        values.append([
-            orjson.dumps(getattr(row, f.attname)).decode() if isinstance(f, models.JSONField)
-            else f.get_db_prep_save(getattr(row, f.attname), connection)
-            for f in fields
-        ])
+    insert = _insert_for(model, connection.vendor)
     with connection.cursor() as cursor:
-        cursor.executemany(sql, values)
-
-
-def _fields(instance: RequestLog | RoutingDecision) -> dict[str, Any]:
-    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields if f.name != "id"}
+        cursor.executemany(insert.sql, [insert.row(row) for row in rows])

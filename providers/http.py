@@ -10,14 +10,40 @@ import httpx
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
+class _NoCookies(httpx.Cookies):
+    """The shared client keeps no cookies: one upstream answer's Set-Cookie must not travel with the
+    next request, which may be another customer's. (It also spares a cookie-jar parse per answer.)"""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+MAX_CONNECTIONS = 1000
+KEEPALIVE_SECONDS = 30.0
+
+
+def _aiohttp_session() -> object:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=KEEPALIVE_SECONDS,
+                                     ssl=httpx.create_ssl_context())
+    return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+
+
 def _build(transport_name: str) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200, keepalive_expiry=30)
+    limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=200,
+                          keepalive_expiry=KEEPALIVE_SECONDS)
     timeout = httpx.Timeout(connect=10.0, read=None, write=30.0, pool=30.0)
     if transport_name == "aiohttp":
         from httpx_aiohttp import AiohttpTransport
 
-        return httpx.AsyncClient(transport=AiohttpTransport(), timeout=timeout, limits=limits)
-    return httpx.AsyncClient(timeout=timeout, limits=limits)
+        # The session is built on first use, inside the serving loop; it keeps no cookies either.
+        client = httpx.AsyncClient(transport=AiohttpTransport(client=_aiohttp_session), timeout=timeout,
+                                   limits=limits)
+    else:
+        client = httpx.AsyncClient(timeout=timeout, limits=limits)
+    client._cookies = _NoCookies()  # the `cookies` setter would copy into a plain Cookies
+    return client
 
 
 def shared_client(transport_name: str = "aiohttp") -> httpx.AsyncClient:

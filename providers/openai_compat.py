@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from functools import lru_cache
 from typing import Any
 
 import httpx
 import orjson
 
 from .base import CallOptions, UpstreamTarget
-from .errors import UpstreamError, UpstreamMalformed
-from .transport import open_stream, post, remaining, timed_events
+from .errors import UpstreamMalformed
+from .transport import endpoint, open_stream, post, remaining, timed_events
 
 
+@lru_cache(maxsize=1024)
 def _headers(target: UpstreamTarget) -> dict[str, str]:
+    """The request headers for a route (built once per route; read-only)."""
     headers = {"content-type": "application/json", "accept": "application/json"}
     if target.api_key:
         headers["authorization"] = f"Bearer {target.api_key}"
@@ -47,7 +50,7 @@ class OpenAICompatibleAdapter:
         payload.pop("stream_options", None)
         payload["stream"] = False
         budget = min(options.first_token_timeout, remaining(options.deadline))
-        response = await post(client, f"{target.base_url}/chat/completions", content=orjson.dumps(payload),
+        response = await post(client, endpoint(target.base_url, "/chat/completions"), content=orjson.dumps(payload),
                               headers=_headers(target), budget=budget)
         try:
             data = orjson.loads(response.content)
@@ -57,26 +60,28 @@ class OpenAICompatibleAdapter:
             raise UpstreamMalformed("upstream answer has no choices")
         return data
 
-    async def stream(
+    def stream(
         self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
     ) -> AsyncIterator[dict[str, Any]]:
         payload = request_body(body, target, options)
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
         request = client.build_request(
-            "POST", f"{target.base_url}/chat/completions", content=orjson.dumps(payload), headers=_headers(target)
+            "POST", endpoint(target.base_url, "/chat/completions"), content=orjson.dumps(payload),
+            headers=_headers(target),
         )
         # The first-token budget covers the response headers and the first token together.
         first_deadline = min(time.monotonic() + options.first_token_timeout, options.deadline)
-        response = await open_stream(client, request, budget=remaining(first_deadline))
-        try:
-            async for chunk in timed_events(response, options, first_deadline, _carries_token, done=b"[DONE]"):
-                if "error" in chunk and not chunk.get("choices"):
-                    err = chunk["error"] if isinstance(chunk["error"], dict) else {}
-                    raise UpstreamError(str(err.get("message") or "upstream reported an error mid-stream"))
-                yield chunk
-        finally:
-            await response.aclose()
+        return timed_events(lambda: open_stream(client, request, budget=remaining(first_deadline)), options,
+                            first_deadline, _carries_token, done=b"[DONE]", error_in=_stream_error)
+
+
+def _stream_error(chunk: dict[str, Any]) -> str | None:
+    """The message of an error event sent mid-stream (an object with `error` and no choices)."""
+    if "error" in chunk and not chunk.get("choices"):
+        err = chunk["error"] if isinstance(chunk["error"], dict) else {}
+        return str(err.get("message") or "upstream reported an error mid-stream")
+    return None
 
 
 def _carries_token(chunk: dict[str, Any]) -> bool:

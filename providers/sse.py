@@ -30,21 +30,38 @@ async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None,
             event = value or None
 
 
-async def iter_sse_bytes(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[bytes | None, bytes]]:
-    """Yield (event, data) per dispatched event straight from the raw body, as bytes.
+class SSEDecoder:
+    """Incremental SSE parsing of a raw body, as bytes: `feed` takes what one network read delivered
+    and returns the events it completed, as (event, data). The rules are `iter_sse`'s. Synchronous,
+    so that the hot path pays one async step per network read, not one per event."""
 
-    The same rules as `iter_sse`, without decoding the body into text lines first: on the hot path
-    every layer of async iteration and decoding is paid once per token chunk."""
-    buffer = b""
-    async for chunk in chunks:
+    __slots__ = ("_buffer", "_cr")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._cr = False  # the last read ended with "\r": it may be the first half of "\r\n"
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes | None, bytes]]:
+        if self._cr:
+            chunk = b"\r" + chunk
+            self._cr = False
+        if chunk[-1:] == b"\r":
+            chunk = chunk[:-1]
+            self._cr = True
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buffer = buffer + chunk if buffer else chunk
+        buffer = self._buffer + chunk if self._buffer else chunk
+        events: list[tuple[bytes | None, bytes]] = []
+        start = 0
         while True:
-            end = buffer.find(b"\n\n")
+            end = buffer.find(b"\n\n", start)
             if end < 0:
                 break
-            block, buffer = buffer[:end], buffer[end + 2 :]
+            block = buffer[start:end]
+            start = end + 2
+            if block[:6] == b"data: " and b"\n" not in block:
+                events.append((None, block[6:]))  # the common case: one data line
+                continue
             event: bytes | None = None
             data: list[bytes] = []
             for line in block.split(b"\n"):
@@ -58,4 +75,15 @@ async def iter_sse_bytes(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[by
                 elif name == b"event":
                     event = value or None
             if data:
-                yield event, b"\n".join(data)
+                events.append((event, b"\n".join(data)))
+        self._buffer = buffer[start:] if start else buffer
+        return events
+
+
+async def iter_sse_bytes(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[bytes | None, bytes]]:
+    """Yield (event, data) per dispatched event straight from the raw body, as bytes (`SSEDecoder`
+    over an async iterator); an unterminated event at the end of the stream is dropped."""
+    decoder = SSEDecoder()
+    async for chunk in chunks:
+        for item in decoder.feed(chunk):
+            yield item

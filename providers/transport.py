@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -15,16 +16,23 @@ from .base import CallOptions
 from .errors import (
     FirstTokenTimeout,
     UpstreamConnectError,
+    UpstreamError,
     UpstreamMalformed,
     UpstreamStatusError,
     UpstreamTimeout,
 )
-from .sse import iter_sse_bytes
+from .sse import SSEDecoder
 
 
 def remaining(deadline: float) -> float:
     """Return the seconds left before a `time.monotonic()` deadline (never zero, so waits stay valid)."""
     return max(0.001, deadline - time.monotonic())
+
+
+@lru_cache(maxsize=1024)
+def endpoint(base_url: str, path: str) -> httpx.URL:
+    """The parsed URL of `base_url` + `path`, parsed once per route rather than once per request."""
+    return httpx.URL(base_url + path)
 
 
 def error_message(status: int, raw: bytes) -> str:
@@ -55,7 +63,7 @@ async def _translated(budget: float, error: type[UpstreamTimeout], waiting_for: 
         raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
 
 
-async def post(client: httpx.AsyncClient, url: str, *, content: bytes, headers: dict[str, str],
+async def post(client: httpx.AsyncClient, url: str | httpx.URL, *, content: bytes, headers: dict[str, str],
                budget: float) -> httpx.Response:
     """POST and read the whole answer within `budget` seconds; raise UpstreamError subclasses only."""
     async with _translated(budget, UpstreamTimeout, "answer"):
@@ -93,42 +101,122 @@ async def drain(events: AsyncIterator[object], *, seconds: float = 1.0) -> None:
         pass
 
 
-async def timed_events(response: httpx.Response, options: CallOptions, first_deadline: float,
-                       carries_token: Callable[[dict[str, Any]], bool], *,
-                       done: bytes | None = None) -> AsyncIterator[dict[str, Any]]:
-    """Yield a streamed response's events as JSON objects, waiting until `first_deadline` for the first
-    token, then at most the idle timeout between events, never past `options.deadline`.
+class _Silence:
+    """One timer per stream bounding each wait on the upstream, instead of a new `asyncio.timeout`
+    (a Timeout object and a scheduled timer) for every event. A wait may last its own number of
+    seconds from its start. The timer re-arms itself while the current wait is within its limit, and
+    cancels the task only when a wait overruns it; `overran` then tells that cancellation apart from
+    any other (a client that went away)."""
 
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._handle: asyncio.TimerHandle | None = None
+        self._ends: float | None = None  # loop time by which the current wait must end
+        self._expired = False
+
+    def start(self, seconds: float) -> None:
+        """A wait of at most `seconds` begins."""
+        now = self._loop.time()
+        self._ends = now + seconds
+        if self._handle is not None and self._handle.when() > self._ends:
+            self._handle.cancel()  # this wait is shorter than the timer armed for an earlier one
+            self._handle = None
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._ends, self._fire)
+
+    def stop(self) -> None:
+        self._ends = None
+
+    def overran(self) -> bool:
+        """After a CancelledError: True when this timer caused it and nothing else asked to cancel."""
+        return self._expired and self._task.uncancel() <= self._cancelling
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        if self._ends is None:
+            return  # not waiting now: the next wait arms the timer again
+        if self._loop.time() < self._ends:
+            self._handle = self._loop.call_at(self._ends, self._fire)
+            return
+        self._expired = True
+        self._task.cancel()
+
+
+def _body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as it arrives: raw when it is not content-encoded (two fewer layers per read); decoded,
+    or from memory when it was already read, otherwise."""
+    if not response.is_stream_consumed and response.headers.get("content-encoding", "identity") in ("identity", ""):
+        return response.aiter_raw()
+    return response.aiter_bytes()
+
+
+async def timed_events(response: httpx.Response | Callable[[], Awaitable[httpx.Response]], options: CallOptions,
+                       first_deadline: float, carries_token: Callable[[dict[str, Any]], bool], *,
+                       done: bytes | None = None,
+                       error_in: Callable[[dict[str, Any]], str | None] | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Yield a streamed response's events as JSON objects, waiting until `first_deadline` for the first
+    token, then at most the idle timeout between reads, never past `options.deadline`.
+
+    `response` is an open response, or a function that opens one (`open_stream`): then it is opened
+    on the first iteration and closed when the iteration ends, so that an adapter hands this generator
+    to its caller without a generator of its own around it (one less layer for every event).
     With `done` (OpenAI's `[DONE]`) the stream must end with it: the rest of the body is drained so
-    the connection is reused, and a stream cut before it is malformed. Errors are UpstreamError only."""
-    async with aclosing(iter_sse_bytes(response.aiter_bytes())) as sse:
-        got_token = False
-        while True:
-            wait = min(options.idle_timeout, remaining(options.deadline)) if got_token else remaining(first_deadline)
-            try:
-                async with asyncio.timeout(wait):
-                    _name, data = await anext(sse)
-            except StopAsyncIteration:
-                if done is not None:
-                    raise UpstreamMalformed(f"stream ended without {done.decode()}") from None
-                return
-            except TimeoutError as exc:
-                if got_token:
-                    raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
-                raise FirstTokenTimeout(f"no first token within {options.first_token_timeout:.1f}s") from exc
-            except httpx.TimeoutException as exc:
-                raise UpstreamTimeout("upstream stream timed out") from exc
-            except httpx.TransportError as exc:
-                raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
-            if data == done:
-                await drain(sse)
-                return
-            try:
-                event = orjson.loads(data)
-            except orjson.JSONDecodeError as exc:
-                raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
-            if not isinstance(event, dict):
-                raise UpstreamMalformed("upstream sent a stream event that is not an object")
-            if not got_token and carries_token(event):
-                got_token = True
-            yield event
+    the connection is reused, and a stream cut before it is malformed. `error_in` names an event that
+    reports an error mid-stream. Errors are UpstreamError only."""
+    opened = None
+    if not isinstance(response, httpx.Response):
+        response = opened = await response()
+    silence = _Silence()
+    decoder = SSEDecoder()
+    try:
+        async with aclosing(_body_chunks(response)) as body:
+            got_token = False
+            while True:
+                wait = min(options.idle_timeout, remaining(options.deadline)) if got_token else remaining(first_deadline)
+                silence.start(wait)
+                try:
+                    chunk = await anext(body)
+                except StopAsyncIteration:
+                    if done is not None:
+                        raise UpstreamMalformed(f"stream ended without {done.decode()}") from None
+                    return
+                except asyncio.CancelledError as exc:
+                    if not silence.overran():
+                        raise
+                    if got_token:
+                        raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
+                    raise FirstTokenTimeout(f"no first token within {options.first_token_timeout:.1f}s") from exc
+                except httpx.TimeoutException as exc:
+                    raise UpstreamTimeout("upstream stream timed out") from exc
+                except httpx.TransportError as exc:
+                    raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
+                finally:
+                    silence.stop()
+                for _name, data in decoder.feed(chunk):
+                    if data == done:
+                        await drain(body)
+                        return
+                    try:
+                        event = orjson.loads(data)
+                    except orjson.JSONDecodeError as exc:
+                        raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
+                    if not isinstance(event, dict):
+                        raise UpstreamMalformed("upstream sent a stream event that is not an object")
+                    if error_in is not None and (message := error_in(event)) is not None:
+                        raise UpstreamError(message)
+                    if not got_token and carries_token(event):
+                        got_token = True
+                    yield event
+    finally:
+        silence.close()
+        if opened is not None:
+            await opened.aclose()

@@ -39,6 +39,8 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     _headers_sent = False
     _out: list[bytes] | None = None
     _flusher: asyncio.Task[None] | None = None
+    _ending = False  # the stream is over: the flusher's last write ends the body
+    _body_ended = False
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
@@ -62,20 +64,19 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        serving = asyncio.ensure_future(self._serve(ex, b"".join(chunks)))
-        watching = asyncio.ensure_future(_wait_disconnect(receive))
+        # The request runs in this task; a watcher cancels it if the client goes away first, and with
+        # it the upstream call.
+        task = asyncio.current_task()
+        assert task is not None
+        watching = asyncio.ensure_future(_cancel_on_disconnect(receive, task))
         try:
-            await asyncio.wait({serving, watching}, return_when=asyncio.FIRST_COMPLETED)
+            await self._serve(ex, b"".join(chunks))
+        except asyncio.CancelledError:
+            if not (watching.done() and not watching.cancelled()):
+                raise  # cancelled by the server, not by the client leaving
+            task.uncancel()
         finally:
-            if not serving.done():
-                # The client went away: cancel the request, and with it the upstream call.
-                ex.client_disconnected = True
-                serving.cancel()
             watching.cancel()
-            try:
-                await serving
-            except asyncio.CancelledError:
-                pass
 
     async def _serve(self, ex: pipeline.Exchange, body: bytes) -> None:
         try:
@@ -115,9 +116,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             self._headers_sent = True
             try:
                 await pipeline.stream(ex, self._emit)
-            finally:
+            except BaseException:
                 await self._flush()
-            await self.send_body(b"", more_body=False)
+                raise
+            await self._end_body()
             return
         response = await pipeline.complete(ex)
         ex.status_code = 200
@@ -133,7 +135,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             ],
         )
 
-    async def _emit(self, data: bytes) -> None:
+    def _emit(self, data: bytes) -> None:
         # Written as soon as the loop turns, together with whatever else is already at hand (when the
         # upstream delivered several chunks in one read): fewer writes, and no added wait.
         if self._out is None:
@@ -148,9 +150,23 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 await asyncio.sleep(0)
                 data = b"".join(self._out)
                 self._out.clear()
-                await self.send_body(data, more_body=True)
+                last = self._ending and not self._out
+                await self.send_body(data, more_body=not last)
+                self._body_ended = last
         finally:
             self._flusher = None
+
+    async def _end_body(self) -> None:
+        """Hand over everything emitted and end the body, in one write when the flusher is pending."""
+        self._ending = True
+        flusher = self._flusher
+        if flusher is not None:
+            await asyncio.shield(flusher)
+        if not self._body_ended:
+            data = b"".join(self._out) if self._out else b""
+            if self._out:
+                self._out.clear()
+            await self.send_body(data, more_body=False)
 
     async def _flush(self) -> None:
         """Wait until everything emitted so far has been handed to the server."""
@@ -178,9 +194,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         await self.send_response(exc.status, orjson.dumps(exc.envelope()), headers=headers)
 
 
-async def _wait_disconnect(receive: Any) -> None:
+async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any]) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+    task.cancel()
 
 
 def _bearer(scope: dict[str, Any]) -> str | None:

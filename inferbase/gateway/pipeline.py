@@ -11,7 +11,7 @@ import hashlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,7 +54,7 @@ TRUNCATED_HINT = (
     "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
     "Raise max_tokens, or send extended_thinking: false for a direct answer."
 )
-Emit = Callable[[bytes], Awaitable[None]]
+Emit = Callable[[bytes], None]  # hands SSE bytes to the response writer; never blocks
 
 
 def request_id_new() -> str:
@@ -510,36 +510,36 @@ class _Committed(Exception):
 
 
 class _Keepalive:
-    """Sends `: processing` when nothing has been sent for `interval` seconds: one timer task per
-    stream, not per chunk, so a fast stream pays nothing for it."""
+    """Sends `: processing` when nothing has been sent for `interval` seconds. One timer per stream
+    that re-arms itself while data flows, so a fast stream pays no task and no timer per chunk."""
 
     def __init__(self, emit: Emit, interval: float) -> None:
         self._emit = emit
         self._interval = interval
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
-        self._task: asyncio.Task[None] | None = None
+        self._handle: asyncio.TimerHandle | None = None
 
-    async def emit(self, data: bytes) -> None:
+    def emit(self, data: bytes) -> None:
         self._last = self._loop.time()
-        await self._emit(data)
+        self._emit(data)
 
-    async def __aenter__(self) -> _Keepalive:
-        self._task = asyncio.ensure_future(self._run())
+    def __enter__(self) -> _Keepalive:
+        self._handle = self._loop.call_at(self._last + self._interval, self._fire)
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
 
-    async def _run(self) -> None:
-        while True:
-            delay = self._last + self._interval - self._loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-                continue
-            await self.emit(SSE_KEEPALIVE)
+    def _fire(self) -> None:
+        now = self._loop.time()
+        due = self._last + self._interval
+        if now >= due:
+            self.emit(SSE_KEEPALIVE)
+            due = now + self._interval
+        self._handle = self._loop.call_at(due, self._fire)
 
 
 def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
@@ -563,13 +563,13 @@ async def stream(ex: Exchange, emit: Emit) -> None:
     assert ex.chat is not None
     client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
     body = _body_for(ex.chat)
-    async with _Keepalive(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS) as keepalive:
+    with _Keepalive(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS) as keepalive:
         await _stream_chain(ex, client, body, keepalive.emit)
 
 
 async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: Emit) -> None:
     assert ex.chat is not None and ex.decision is not None and ex.routing is not None
-    await emit(sse({**ex.routing, "choices": []}))
+    emit(sse({**ex.routing, "choices": []}))
     hold_reasoning = ex.chat.extended_thinking is False
     for link in ex.decision.chain:
         planned = _attempt_plan(ex, link, stream=True)
@@ -589,10 +589,10 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
             ex.status_code = 200
             ex.error_code = outcome
             ex.served = link
-            await emit(sse({"object": "error", "error": {
+            emit(sse({"object": "error", "error": {
                 "message": f"The upstream failed after the answer had started ({outcome}); the answer is incomplete.",
                 "type": str(ErrorType.UPSTREAM), "code": ex.disposition, "param": None}}))
-            await emit(SSE_DONE)
+            emit(SSE_DONE)
             return
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
@@ -610,8 +610,8 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
     error = _all_failed(ex)
     ex.status_code = 200
     ex.error_code = error.code
-    await emit(sse({"object": "error", "error": error.envelope()["error"]}))
-    await emit(SSE_DONE)
+    emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    emit(SSE_DONE)
 
 
 async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[dict[str, Any]], emit: Emit,
@@ -628,7 +628,7 @@ async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[d
                     continue  # the upstream's usage chunk: we send our own usage
                 out = _chunk_out(ex, link, chunk)
                 if committed:
-                    await emit(sse(out))
+                    emit(sse(out))
                     continue
                 content, reasoning, finish = _is_token(chunk)
                 if finish and not content and hold_reasoning and assembler.reasoning:
@@ -637,9 +637,9 @@ async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[d
                     committed = True
                     ex.ttft_ms = ex.elapsed_ms()
                     for held in pending:
-                        await emit(sse(held))
+                        emit(sse(held))
                     pending.clear()
-                    await emit(sse(out))
+                    emit(sse(out))
                 else:
                     pending.append(out)
     except (UpstreamError, TimeoutError) as exc:
@@ -665,7 +665,7 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
     assert ex.chat is not None
     usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
     if ex.chat.include_usage:
-        await emit(sse({"id": ex.request_id, "object": "chat.completion.chunk", "created": int(ex.created),
+        emit(sse({"id": ex.request_id, "object": "chat.completion.chunk", "created": int(ex.created),
                         "model": link.model.id, "choices": [], "usage": usage}))
     event: dict[str, Any] = {
         "object": "usage",
@@ -679,8 +679,8 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
     if ex.finish_reason == "length" and assembler.reasoning:
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
-    await emit(sse(event))
-    await emit(SSE_DONE)
+    emit(sse(event))
+    emit(SSE_DONE)
 
 
 def record(ex: Exchange) -> None:

@@ -12,7 +12,7 @@ import orjson
 
 from ..base import CallOptions, UpstreamTarget
 from ..errors import UpstreamMalformed
-from ..transport import drain, open_stream, post, remaining, timed_events
+from ..transport import drain, endpoint, open_stream, post, remaining, timed_events
 from .request import ANTHROPIC_VERSION, to_anthropic_request
 from .response import carries_token, from_anthropic_response, translate_stream
 
@@ -48,7 +48,7 @@ class AnthropicAdapter:
         """Return an OpenAI `chat.completion`; raise UpstreamError (never httpx errors) on any failure."""
         content = self._payload(target, body, options, stream=False)
         budget = min(options.first_token_timeout, remaining(options.deadline))
-        response = await post(client, f"{target.base_url}/messages", content=content, headers=_headers(target),
+        response = await post(client, endpoint(target.base_url, "/messages"), content=content, headers=_headers(target),
                               budget=budget)
         try:
             data = orjson.loads(response.content)
@@ -67,7 +67,7 @@ class AnthropicAdapter:
         first_deadline = min(started + options.first_token_timeout, options.deadline)
         request = client.build_request(
             "POST",
-            f"{target.base_url}/messages",
+            endpoint(target.base_url, "/messages"),
             content=self._payload(target, body, options, stream=True),
             headers=_headers(target),
         )
