@@ -50,15 +50,10 @@ class SSEDecoder:
             self._cr = True
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        buffer = self._buffer + chunk if self._buffer else chunk
+        blocks = (self._buffer + chunk if self._buffer else chunk).split(b"\n\n")
+        self._buffer = blocks.pop()  # what follows the last blank line: an event not yet complete
         events: list[tuple[bytes | None, bytes]] = []
-        start = 0
-        while True:
-            end = buffer.find(b"\n\n", start)
-            if end < 0:
-                break
-            block = buffer[start:end]
-            start = end + 2
+        for block in blocks:
             if block[:6] == b"data: " and b"\n" not in block:
                 events.append((None, block[6:]))  # the common case: one data line
                 continue
@@ -76,7 +71,6 @@ class SSEDecoder:
                     event = value or None
             if data:
                 events.append((event, b"\n".join(data)))
-        self._buffer = buffer[start:] if start else buffer
         return events
 
 

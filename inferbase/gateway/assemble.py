@@ -33,30 +33,48 @@ class ChunkAssembler:
         self.usage: dict[str, Any] | None = None
         self.refusal: list[str] = []
 
-    def add(self, chunk: dict[str, Any]) -> None:
-        if chunk.get("usage"):
-            self.usage = chunk["usage"]
+    def add(self, chunk: dict[str, Any]) -> tuple[bool, bool, bool]:
+        """Accumulate one chunk; return whether it carries (content, a tool call or a refusal),
+        (reasoning), (a finish_reason): one pass over the chunk for both jobs."""
+        usage = chunk.get("usage")
+        if usage:
+            self.usage = usage
+        content = reasoning = finish = False
         for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.content.append(delta["content"])
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                self.reasoning.append(reasoning)
-            if delta.get("refusal"):
-                self.refusal.append(delta["refusal"])
-            for call in delta.get("tool_calls") or ():
-                index = call.get("index", 0)
-                slot = self.tool_calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
-                if call.get("id"):
-                    slot["id"] = call["id"]
-                fn = call.get("function") or {}
-                if fn.get("name"):
-                    slot["function"]["name"] += fn["name"]
-                if fn.get("arguments"):
-                    slot["function"]["arguments"] += fn["arguments"]
+            delta = choice.get("delta")
+            if delta:
+                text = delta.get("content")
+                if text:
+                    self.content.append(text)
+                    content = True
+                if text is None or len(delta) > 1 + ("role" in delta):  # anything besides role and content
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if thought:
+                        self.reasoning.append(thought)
+                        reasoning = True
+                    if delta.get("refusal"):
+                        self.refusal.append(delta["refusal"])
+                        content = True
+                    calls = delta.get("tool_calls")
+                    if calls:
+                        content = True
+                        self._add_tool_calls(calls)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+                finish = True
+        return content, reasoning, finish
+
+    def _add_tool_calls(self, calls: list[dict[str, Any]]) -> None:
+        for call in calls:
+            index = call.get("index", 0)
+            slot = self.tool_calls.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+            if call.get("id"):
+                slot["id"] = call["id"]
+            fn = call.get("function") or {}
+            if fn.get("name"):
+                slot["function"]["name"] += fn["name"]
+            if fn.get("arguments"):
+                slot["function"]["arguments"] += fn["arguments"]
 
     def completion(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content) if self.content else None}

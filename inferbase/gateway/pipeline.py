@@ -488,20 +488,6 @@ SSE_DONE = b"data: [DONE]\n\n"
 SSE_KEEPALIVE = b": processing\n\n"
 
 
-def _is_token(chunk: dict[str, Any]) -> tuple[bool, bool, bool]:
-    """Return (carries content or a tool call, carries reasoning, carries a finish_reason)."""
-    content = reasoning = finish = False
-    for choice in chunk.get("choices") or ():
-        delta = choice.get("delta") or {}
-        if delta.get("content") or delta.get("tool_calls") or delta.get("refusal"):
-            content = True
-        if delta.get("reasoning_content") or delta.get("reasoning"):
-            reasoning = True
-        if choice.get("finish_reason"):
-            finish = True
-    return content, reasoning, finish
-
-
 class _Committed(Exception):
     """A failure after tokens reached the client: no fallback, an error event instead."""
 
@@ -623,14 +609,13 @@ async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[d
     try:
         async with asyncio.timeout(budget.attempt_max_s), aclosing(source) as events:  # type: ignore[type-var]
             async for chunk in events:
-                assembler.add(chunk)
+                content, reasoning, finish = assembler.add(chunk)
                 if not chunk.get("choices"):
                     continue  # the upstream's usage chunk: we send our own usage
                 out = _chunk_out(ex, link, chunk)
                 if committed:
                     emit(sse(out))
                     continue
-                content, reasoning, finish = _is_token(chunk)
                 if finish and not content and hold_reasoning and assembler.reasoning:
                     return None  # the answer ended with held reasoning only: a failed attempt
                 if content or finish or (reasoning and not hold_reasoning):

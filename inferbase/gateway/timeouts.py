@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 # chat-completions spec: a non-streamed attempt gets at least 60 s and the request at least 90 s;
 # when the model thinks, a non-streamed answer fails only after 30 s of silence or 10 minutes in all.
@@ -26,8 +29,15 @@ class Budget:
     upstream_stream: bool  # ask the upstream for a stream (assembled for a non-streamed client)
 
 
+@cache
 def _setting(name: str, default: float) -> float:
+    # Read once: a missing setting costs an AttributeError on every lookup otherwise.
     return float(getattr(settings, name, default))
+
+
+@receiver(setting_changed)
+def _settings_changed(**_kwargs: object) -> None:
+    _setting.cache_clear()
 
 
 def budget_for(*, stream: bool, thinks: bool, first_token_ms: int, deadline_ms: int) -> Budget:
