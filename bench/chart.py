@@ -123,13 +123,32 @@ def headline(data: dict) -> list[str]:
                    + (f" ({aut / fl:.2f}×; auto − pinned {aut - pin:+.2f} ms, aim ≤ +1 ms)." if aut else "."))
     sfl, spin, saut = cpu("floor", True), cpu("gateway-pinned", True), cpu("gateway-auto", True)
     if sfl and spin:
-        out.append(f"- CPU per streamed request (20 content chunks) at c={c}: floor {sfl:.2f} ms, pinned {spin:.2f} ms "
-                   f"({spin / sfl:.2f}×), auto {f(saut, '{:.2f}')} ms.")
+        levels = sorted({cc for (t, s_, cc) in g if s_ and t == "floor"})
+        per_c = ", ".join(f"c={cc} {cpu('gateway-pinned', True, cc) / cpu('floor', True, cc):.2f}×"
+                          for cc in levels if cpu("floor", True, cc) and cpu("gateway-pinned", True, cc))
+        out.append(f"- CPU per streamed request (20 content chunks) at c={c}: floor **{sfl:.2f} ms**, pinned **{spin:.2f} ms** "
+                   f"(**{spin / sfl:.2f}×** the floor; aim ≤ 1.5×), auto {f(saut, '{:.2f}')} ms"
+                   + (f" ({saut / sfl:.2f}×)" if saut else "") + f". Pinned ÷ floor by concurrency: {per_c}.")
+
+    def ttft(t: str, cc: int = 1) -> float | None:
+        return avg(g.get((t, True, cc), []), "ttft_ms", "p50")
+
+    if ttft("floor") is not None and ttft("gateway-pinned") is not None and ttft("direct") is not None:
+        fa, ga = ttft("floor") - ttft("direct"), ttft("gateway-pinned") - ttft("direct")
+        out.append(f"- Added time to first content token, one client (c=1), p50: floor +{fa:.2f} ms, gateway pinned "
+                   f"+{ga:.2f} ms (**{ga / fa:.2f}×** the floor's; aim ≤ 1.5×)"
+                   + (f", auto +{ttft('gateway-auto') - ttft('direct'):.2f} ms" if ttft("gateway-auto") is not None else "")
+                   + ". Under load the added TTFT is mostly queueing behind the other streams, so it follows throughput.")
     if rps("gateway-pinned"):
-        out.append(f"- Throughput at c={c}, non-streamed: direct {f(rps('direct'))}, floor {f(rps('floor'))}, gateway "
-                   f"pinned {f(rps('gateway-pinned'))}, auto {f(rps('gateway-auto'))} req/s"
-                   + (f", LiteLLM {f(rps('litellm'))} req/s" if rps("litellm") else "")
-                   + " (aim ≥ 300 req/s = 10× LiteLLM's reference 30 req/s).")
+        line = (f"- Throughput at c={c}, non-streamed: direct {f(rps('direct'))}, floor {f(rps('floor'))}, gateway "
+                f"pinned {f(rps('gateway-pinned'))}, auto {f(rps('gateway-auto'))} req/s")
+        if rps("litellm"):
+            line += (f", LiteLLM {f(rps('litellm'))} req/s: the gateway serves **{rps('gateway-pinned') / rps('litellm'):.1f}×** "
+                     "LiteLLM's throughput, measured side by side in this run (aim ≥ 10×; LiteLLM's CPU per request "
+                     f"{f(cpu('litellm'), '{:.1f}')} ms against the gateway's {f(cpu('gateway-pinned'), '{:.2f}')} ms).")
+        else:
+            line += " (LiteLLM is measured side by side by `make bench-peer`, below)."
+        out.append(line)
     if rps("gateway-uvicorn-pinned"):
         out.append(f"- Same under uvicorn: pinned {f(rps('gateway-uvicorn-pinned'))} req/s at "
                    f"{f(cpu('gateway-uvicorn-pinned'), '{:.2f}')} ms CPU/req, auto {f(rps('gateway-uvicorn-auto'))} req/s "

@@ -100,6 +100,9 @@ class Snapshot:
     organization_policy: dict[int, int]  # organization id -> policy id
     provider_keys: dict[int, dict[str, str]]  # project id -> provider slug -> secret
     simulated_enabled: bool
+    # Results the engine derives from this snapshot alone (per model and project, say): the snapshot is
+    # immutable, so they hold for its lifetime. Bounded by the engine.
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def policy_for(self, *, key_policy_id: int | None, project_id: int | None, organization_id: int | None) -> PolicySnap:
         """Resolve the policy a key runs under: key, else project default, else organization default, else Inferbase."""

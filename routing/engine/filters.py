@@ -90,32 +90,50 @@ def in_policy_pool(model: ModelSnap, policy: PolicySnap) -> bool:
     return model.id in policy.pool or (model.variant_label is not None and model.base_id in policy.pool)
 
 
-def route_refusal(route: RouteSnap, snapshot: Snapshot, request: RoutingRequest,
-                  narrowed: Narrowed) -> tuple[Credential | None, str | None]:
-    """Return (credential, None) for a servable route, else (None, why it is not servable)."""
+def _static_refusal(route: RouteSnap, snapshot: Snapshot, project_id: int | None,
+                    narrowed: Narrowed) -> tuple[Credential | None, str | None]:
+    """Why a route is not servable apart from its health (None when it is), else its credential."""
     if narrowed.allowed_providers is not None and route.provider not in narrowed.allowed_providers:
         return None, "provider"
     if narrowed.data_regions is not None and narrowed.data_regions.isdisjoint(route.data_regions):
         return None, "region"
-    credential = snapshot.credential_for(route, request.project_id)
+    credential = snapshot.credential_for(route, project_id)
     if credential is None:
         return None, "credential"
-    if route.route_id in request.unhealthy_routes:
-        return None, "health"
     return credential, None
+
+
+SERVABLE_MEMO_LIMIT = 4096
 
 
 def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingRequest, narrowed: Narrowed,
                     reasons: set[str] | None = None) -> list[tuple[RouteSnap, Credential]]:
-    """Return the model's servable routes with their credentials, noting refusals in reasons."""
-    servable = []
-    for route in snapshot.routes.get(model.id, ()):
-        credential, reason = route_refusal(route, snapshot, request, narrowed)
-        if credential is not None:
-            servable.append((route, credential))
-        elif reasons is not None and reason is not None:
-            reasons.add(reason)
-    return servable
+    """Return the model's servable routes with their credentials, noting refusals in reasons.
+
+    Provider, region and credential depend only on the snapshot, the project and the narrowing, so
+    they are worked out once per snapshot for each such combination; route health is per request."""
+    key = ("servable", model.id, request.project_id, narrowed.allowed_providers, narrowed.data_regions)
+    known = snapshot.memo.get(key)
+    if known is None:
+        servable, refused = [], set()
+        for route in snapshot.routes.get(model.id, ()):
+            credential, reason = _static_refusal(route, snapshot, request.project_id, narrowed)
+            if credential is not None:
+                servable.append((route, credential))
+            elif reason is not None:
+                refused.add(reason)
+        if len(snapshot.memo) >= SERVABLE_MEMO_LIMIT:
+            snapshot.memo.clear()
+        known = snapshot.memo[key] = (tuple(servable), frozenset(refused))
+    routes, refused = known
+    if reasons is not None and refused:
+        reasons.update(refused)
+    if not request.unhealthy_routes:
+        return list(routes)
+    kept = [pair for pair in routes if pair[0].route_id not in request.unhealthy_routes]
+    if len(kept) < len(routes) and reasons is not None:
+        reasons.add("health")
+    return kept
 
 
 def effective_pool(snapshot: Snapshot, policy: PolicySnap, request: RoutingRequest, narrowed: Narrowed) -> Pool:

@@ -119,6 +119,26 @@ def test_servable_uses_the_projects_own_provider_key() -> None:
     assert (decision.chain[0].api_key, decision.chain[0].own_key) == ("sk-own", True)
 
 
+def test_one_snapshot_serves_each_project_health_and_policy_on_its_own_terms() -> None:
+    """Servable routes are worked out once per snapshot and project: a later decision on the same
+    snapshot still sees its own project's key, its own unhealthy routes and its own provider policy."""
+    models = [make_model(id="a", benchmarks={"chat": 0.9}), make_model(id="b", benchmarks={"chat": 0.8})]
+    routes = [make_route(model_id="a", env_credential=False), make_route(model_id="a", provider="together"),
+              make_route(model_id="b")]
+    snapshot = make_snapshot(models, routes, provider_keys={7: {"groq": "sk-own"}})
+    own = decide_with(snapshot, make_request(project_id=7))
+    assert ("groq/a", "sk-own") in [(link.route.route_id, link.api_key) for link in own.chain]
+    other = decide_with(snapshot, make_request(project_id=8))
+    assert "groq/a" not in chain_ids(other) and "together/a" in chain_ids(other)
+    sick = decide_with(snapshot, make_request(project_id=8, unhealthy_routes=frozenset({"together/a"})))
+    assert chain_ids(sick) == ["groq/b"]
+    assert step_text(sick, "servable") == (
+        "1 of 2 models has a servable route; the others lack a provider credential or a provider that is "
+        "answering (recent attempts failed).")
+    again = decide_with(snapshot, make_request(project_id=7), policy=make_policy(allowed_providers=("together",)))
+    assert chain_ids(again) == ["together/a"]
+
+
 def test_servable_keeps_only_policy_allowed_providers() -> None:
     snapshot = make_snapshot([make_model(id="a", benchmarks={"chat": 0.9})],
                              [make_route(model_id="a", provider="groq", price_input=0.1),
