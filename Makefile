@@ -51,7 +51,7 @@ bench-gateway: install
 
 # The same, against a LiteLLM proxy installed in its own virtual env (.venv-litellm).
 bench-peer: install
-	test -x .venv-litellm/bin/litellm || ($(PYTHON) -m venv .venv-litellm && .venv-litellm/bin/pip install --quiet --disable-pip-version-check 'litellm[proxy]')
+	test -x .venv-litellm/bin/litellm || ($(PYTHON) -m venv .venv-litellm && .venv-litellm/bin/pip install --quiet --disable-pip-version-check 'litellm[proxy]==1.108.7')
 	$(PY) -m bench.run --peer
 
 # Memory under sustained load: the gateway's RSS every slice of requests up to 50,000 (~4 minutes).

@@ -129,5 +129,6 @@ def recorder() -> Recorder:
         from django.utils.module_loading import import_string
 
         store = import_string(getattr(settings, "INFERBASE_RECORD_STORE", "observability.services.records_store"))
-        _recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR))
+        _recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR),
+                             linger=getattr(settings, "INFERBASE_RECORD_LINGER_SECONDS", 0.05))
     return _recorder
