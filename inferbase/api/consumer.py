@@ -1,7 +1,7 @@
 """POST /chat/completions: one Channels AsyncHttpConsumer for streamed and non-streamed requests.
 
-The request runs in its own task so that a client that goes away (http.disconnect) cancels it at
-once, and with it the upstream request. The log record is written whatever happens.
+A watcher task cancels the request when the client goes away (http.disconnect), at once, and with
+it the upstream request. The log record is written whatever happens.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ SSE_HEADERS = [
 
 class ChatCompletionsConsumer(AsyncHttpConsumer):
     """Serves one request per instance. Its own `__call__` reads the body (refusing an oversized one
-    as it arrives), runs the request in a task and watches for the client going away meanwhile; it
-    joins no channel layer group and makes no per-message database call."""
+    as it arrives), runs the request while a second task watches for the client going away; it joins
+    no channel layer group and makes no per-message database call."""
 
     _headers_sent = False
     _out: list[bytes] | None = None
