@@ -19,7 +19,10 @@ class _NoCookies(httpx.Cookies):
 
 
 MAX_CONNECTIONS = 1000
-KEEPALIVE_SECONDS = 30.0
+# Idle pooled connections are dropped after this long: under the 5 s keep-alive that uvicorn, Node and
+# many other servers close idle connections at, so that a request is not sent on a connection the
+# upstream is closing at that moment (which fails it, and counts against the route's health).
+KEEPALIVE_SECONDS = 4.0
 
 
 def _aiohttp_session() -> object:

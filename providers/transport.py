@@ -49,6 +49,13 @@ def error_message(status: int, raw: bytes) -> str:
     return f"upstream answered HTTP {status}"
 
 
+def _cause(exc: BaseException) -> str:
+    """Name an httpx error after what raised it: the aiohttp transport maps every connection error,
+    a server closing a kept-alive connection included, to httpx.ConnectTimeout."""
+    cause = exc.__cause__
+    return exc.__class__.__name__ if cause is None else f"{exc.__class__.__name__} ({cause.__class__.__name__})"
+
+
 @asynccontextmanager
 async def _translated(budget: float, error: type[UpstreamTimeout], waiting_for: str) -> AsyncIterator[None]:
     """Bound a wait to `budget` seconds and turn httpx's and asyncio's errors into UpstreamError ones."""
@@ -58,9 +65,9 @@ async def _translated(budget: float, error: type[UpstreamTimeout], waiting_for: 
     except TimeoutError as exc:
         raise error(f"no {waiting_for} within {budget:.1f}s") from exc
     except httpx.TimeoutException as exc:
-        raise UpstreamTimeout(f"upstream timed out: {exc.__class__.__name__}") from exc
+        raise UpstreamTimeout(f"upstream timed out: {_cause(exc)}") from exc
     except httpx.TransportError as exc:
-        raise UpstreamConnectError(f"could not reach the upstream: {exc.__class__.__name__}") from exc
+        raise UpstreamConnectError(f"could not reach the upstream: {_cause(exc)}") from exc
 
 
 async def post(client: httpx.AsyncClient, url: str | httpx.URL, *, content: bytes, headers: dict[str, str],
@@ -198,7 +205,7 @@ async def timed_events(response: httpx.Response | Callable[[], Awaitable[httpx.R
                 except httpx.TimeoutException as exc:
                     raise UpstreamTimeout("upstream stream timed out") from exc
                 except httpx.TransportError as exc:
-                    raise UpstreamConnectError(f"upstream stream broke: {exc.__class__.__name__}") from exc
+                    raise UpstreamConnectError(f"upstream stream broke: {_cause(exc)}") from exc
                 finally:
                     silence.stop()
                 for _name, data in decoder.feed(chunk):
