@@ -130,5 +130,5 @@ def recorder() -> Recorder:
 
         store = import_string(getattr(settings, "INFERBASE_RECORD_STORE", "observability.services.records_store"))
         _recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR),
-                             linger=getattr(settings, "INFERBASE_RECORD_LINGER_SECONDS", 0.05))
+                             linger=settings.INFERBASE_RECORD_LINGER_SECONDS)
     return _recorder

@@ -71,10 +71,6 @@ def _datetime_adapter() -> Callable[[Any], Any]:
     return lambda value: ops.adapt_datetimefield_value(_created(value))
 
 
-def _known(model: type[models.Model]) -> frozenset[str]:
-    return frozenset(f.attname for f in model._meta.concrete_fields if f.name != "id")
-
-
 def records_store(records: list[dict[str, Any]]) -> None:
     """Persist a batch of {"log": {...}, "decision": {...} | None}; idempotent on request_id. Keys a
     record has that the tables do not are ignored; a column a record lacks takes its default."""
@@ -87,7 +83,7 @@ def records_store(records: list[dict[str, Any]]) -> None:
     except IntegrityError:
         # A replayed batch may hold rows already written: fall back to one row at a time.
         for model, rows in ((RequestLog, logs), (RoutingDecision, decisions)):
-            known = _known(model)
+            known = {column.attname for column in _insert_for(model, connection.vendor).columns}
             for row in rows:
                 fields = {k: v for k, v in row.items() if k in known}
                 fields["created_at"] = _created(fields["created_at"])

@@ -119,7 +119,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             except BaseException:
                 await self._flush()
                 raise
-            await self._end_body()
+            await self._flush(end=True)
             return
         response = await pipeline.complete(ex)
         ex.status_code = 200
@@ -156,27 +156,21 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         finally:
             self._flusher = None
 
-    async def _end_body(self) -> None:
-        """Hand over everything emitted and end the body, in one write when the flusher is pending."""
-        self._ending = True
+    async def _flush(self, *, end: bool = False) -> None:
+        """Hand over everything emitted so far; with `end`, end the body too, in the pending
+        flusher's write when there is one."""
+        if end:
+            self._ending = True
         flusher = self._flusher
         if flusher is not None:
             await asyncio.shield(flusher)
-        if not self._body_ended:
-            data = b"".join(self._out) if self._out else b""
-            if self._out:
-                self._out.clear()
-            await self.send_body(data, more_body=False)
-
-    async def _flush(self) -> None:
-        """Wait until everything emitted so far has been handed to the server."""
-        flusher = self._flusher
-        if flusher is not None:
-            await asyncio.shield(flusher)
+        if self._body_ended or not (self._out or end):
+            return
+        data = b"".join(self._out) if self._out else b""
         if self._out:
-            data = b"".join(self._out)
             self._out.clear()
-            await self.send_body(data, more_body=True)
+        await self.send_body(data, more_body=not end)
+        self._body_ended = end
 
     async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
         ex.status_code = exc.status
@@ -184,9 +178,8 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
         if self._headers_sent:
-            await self._flush()
-            event = {"object": "error", "error": exc.envelope()["error"]}
-            await self.send_body(pipeline.sse(event) + pipeline.SSE_DONE, more_body=False)
+            self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
+            await self._flush(end=True)
             return
         headers = [(b"content-type", b"application/json"), (b"x-request-id", ex.request_id.encode())]
         if exc.status == 405:
