@@ -11,6 +11,7 @@ api_patterns = [
     path("openapi.json", views.openapi_view, name="openapi"),
     path("models", views.models_view, name="models"),
     re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)/health$", views.model_health_view, name="model-health"),
+    re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)$", views.model_retrieve_view, name="model"),
     path("routing-decisions/<str:request_id>", views.RoutingDecisionView.as_view(), name="routing-decision"),
     re_path(r"^(?P<path>.*)$", views.not_found_view),
 ]

@@ -111,6 +111,10 @@ def openapi_document() -> dict[str, Any]:
             "/models": {"get": {"summary": "auto first, then the servable catalog.", "responses": {
                 "200": {"description": "OpenAI model list", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": errors["401"]}}},
+            "/models/{model_id}": {"get": {"summary": "One entry of the model list (OpenAI's retrieve-model shape).",
+                                           "parameters": [model_id], "responses": {
+                "200": {"description": "OpenAI model object", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "401": errors["401"], "404": errors["404"]}}},
             "/models/{model_id}/health": {"get": {"summary": "Liveness of the provider serving the model.",
                                                   "parameters": [model_id], "responses": {
                 "200": {"description": "ready, loading or unavailable", "content": {"application/json": {"schema": {

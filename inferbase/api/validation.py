@@ -418,7 +418,9 @@ def chat_request_parse(body: Any) -> ChatRequest:
     if rf_type == "json_object" and not _mentions_json(message_tuple):
         raise _bad(
             "messages",
-            "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
+            "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'. "
+            "Fix: ask for JSON in the system or user message (e.g. 'Answer in JSON.'), or send 'response_format' "
+            "of type 'json_schema' with the schema you want.",
         )
     last = raw_messages[-1]
     tool_loop = last.get("role") in ("tool", "function") or bool(last.get("role") == "assistant" and last.get("tool_calls"))

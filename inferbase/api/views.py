@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import httpx
 from django.conf import settings
@@ -44,13 +45,13 @@ async def openapi_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse(openapi_document())
 
 
-@require_GET
-async def models_view(request: HttpRequest) -> JsonResponse:
-    """GET /models: auto first, then the catalog (narrowed by the key's policy when it requires it)."""
-    try:
-        key = await _optional_key(request)
-    except ApiError as exc:
-        return _error(exc)
+AUTO_ENTRY = {"id": "auto", "object": "model", "owned_by": "inferbase", "name": "Inferbase Auto - Smart Routing"}
+
+
+async def _model_entries(request: HttpRequest) -> list[dict[str, Any]]:
+    """Return the model-list entries the caller may see: auto, then the catalog (narrowed by the key's
+    policy when it requires pinned models to be in its pool); raise ApiError for a bad key."""
+    key = await _optional_key(request)
     snapshot = await snapshot_holder.get()
     policy = None
     project_id = None
@@ -58,9 +59,32 @@ async def models_view(request: HttpRequest) -> JsonResponse:
         project_id = key.project_id
         policy = snapshot.policy_for(key_policy_id=key.policy_id, project_id=key.project_id,
                                      organization_id=key.organization_id)
-    data = [{"id": "auto", "object": "model", "owned_by": "inferbase", "name": "Inferbase Auto - Smart Routing"}]
-    data.extend(model_list(snapshot, policy=policy, project_id=project_id))
+    return [AUTO_ENTRY, *model_list(snapshot, policy=policy, project_id=project_id)]
+
+
+@require_GET
+async def models_view(request: HttpRequest) -> JsonResponse:
+    """GET /models: auto first, then the catalog (narrowed by the key's policy when it requires it)."""
+    try:
+        data = await _model_entries(request)
+    except ApiError as exc:
+        return _error(exc)
     return JsonResponse({"object": "list", "data": data})
+
+
+@require_GET
+async def model_retrieve_view(request: HttpRequest, model_id: str) -> JsonResponse:
+    """GET /models/{id}: OpenAI's retrieve-model shape for one entry of GET /models (404 otherwise)."""
+    try:
+        entries = await _model_entries(request)
+    except ApiError as exc:
+        return _error(exc)
+    wanted = "auto" if model_id in AUTO_MODEL_NAMES else model_id
+    for entry in entries:
+        if entry["id"] == wanted:
+            return JsonResponse(entry)
+    return _error(ApiError(404, f"The model '{model_id}' does not exist or you do not have access to it.",
+                           code="model_not_found", param="model_id"))
 
 
 @require_GET

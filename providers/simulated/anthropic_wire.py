@@ -106,6 +106,11 @@ class AnthropicWire:
         choice = body.get("tool_choice")
         if isinstance(choice, dict) and choice.get("type") == "none":
             tools = ()
+        forced_tool = None
+        if isinstance(choice, dict) and choice.get("type") == "any":
+            forced_tool = ""
+        elif isinstance(choice, dict) and choice.get("type") == "tool":
+            forced_tool = str(choice.get("name") or "")
         last_user_text = ""
         for m in reversed(messages):
             if m.get("role") == "user":
@@ -125,11 +130,12 @@ class AnthropicWire:
             last_user_text=last_user_text,
             last_is_user=last.get("role") == "user" and not _has_tool_result(last),
             tools=tools,
+            forced_tool=forced_tool if tools else None,
             thinking=enabled,
             thinking_budget=budget,
             max_tokens=max_tokens,
             json_mode=json_mode,
-            json_schema=_schema_in(system) if json_mode else None,
+            json_schema=(_schema_in(system) or text.shape_in(system + "\n" + last_user_text)) if json_mode else None,
             prompt_tokens=prompt_tokens,
         )
 

@@ -72,13 +72,22 @@ class OpenAIWire:
         schema = None
         if fmt_type == "json_schema":
             schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
+        elif fmt_type == "json_object":
+            schema = text.shape_in("\n".join(text.content_text(m.get("content")) for m in messages
+                                             if m.get("role") in ("system", "developer", "user")))
         tools = tuple(
             (t["function"]["name"], t["function"].get("parameters") or {})
             for t in body.get("tools") or ()
             if isinstance(t, dict) and isinstance(t.get("function"), dict) and "name" in t["function"]
         )
-        if body.get("tool_choice") == "none":
+        choice = body.get("tool_choice")
+        if choice == "none":
             tools = ()
+        forced_tool = None
+        if choice == "required":
+            forced_tool = ""
+        elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+            forced_tool = str(choice["function"].get("name") or "")
         last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
         prompt_tokens = sum(4 + text.count_tokens(text.content_text(m.get("content"))) for m in messages)
         if tools:
@@ -89,6 +98,7 @@ class OpenAIWire:
             last_user_text=text.content_text(last_user.get("content")) if last_user else "",
             last_is_user=messages[-1].get("role") == "user",
             tools=tools,
+            forced_tool=forced_tool if tools else None,
             thinking=thinking,
             thinking_budget=None,
             max_tokens=max_tokens,

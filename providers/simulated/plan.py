@@ -38,6 +38,7 @@ class SimRequest:
     last_user_text: str
     last_is_user: bool  # the conversation ends with the user speaking (not a tool result)
     tools: tuple[tuple[str, Mapping[str, Any]], ...]  # (name, JSON schema of the arguments)
+    forced_tool: str | None  # tool_choice forces a call: "" for any tool, else the tool's name
     thinking: bool  # the request's switch, for switchable models
     thinking_budget: int | None
     max_tokens: int | None
@@ -134,8 +135,9 @@ def build_plan(req: SimRequest, profile: SimProfile, directives: Directives) -> 
         return Plan(tuple(reasoning[:limit]), (), None, (), "length", req.prompt_tokens, req.seed)
     room = None if limit is None else limit - len(reasoning)
 
-    if directives.tool_call is not None and req.tools and req.last_is_user:
-        name, schema = _pick_tool(req, directives.tool_call)
+    wanted = directives.tool_call if directives.tool_call is not None and req.last_is_user else req.forced_tool
+    if wanted is not None and req.tools:
+        name, schema = _pick_tool(req, wanted)
         args = orjson.dumps(text.json_document(schema or {"type": "object"}, req.model, req.seed)).decode()
         tool_tokens = text.tokenize(args)
         if room is not None and len(tool_tokens) > room:

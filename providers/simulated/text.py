@@ -6,6 +6,7 @@ import hashlib
 import random
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -75,23 +76,80 @@ def refusal_tokens(model: str) -> list[str]:
 
 
 def json_document(schema: Mapping[str, Any] | None, model: str, seed: int) -> Any:
-    """Return a small JSON value: the schema's required properties filled, or a generic object."""
+    """Return a small, plausible JSON value valid against schema: the required properties filled, numbers
+    small and within their bounds, enums and formats respected; a generic object without a schema."""
     rng = random.Random(seed ^ 0x150)
     if not schema:
         words = " ".join(rng.choices(_ANSWER_WORDS, k=8))
         return {"simulated": model, "answer": words}
     state = {"labelled": False}
-    return _value_for(schema, model, rng, state, depth=0)
+    return _value_for(schema, _Root(schema, model, rng, state), depth=0)
 
 
-def _value_for(schema: Mapping[str, Any], model: str, rng: random.Random, state: dict, depth: int) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Root:
+    schema: Mapping[str, Any]  # for "$ref": "#/$defs/..." (Pydantic's nested models)
+    model: str
+    rng: random.Random
+    state: dict[str, bool]
+
+
+_FORMATS = {
+    "date": "2026-03-14",
+    "date-time": "2026-03-14T09:30:00Z",
+    "time": "09:30:00",
+    "email": "alex@example.com",
+    "uri": "https://example.com/simulated",
+    "url": "https://example.com/simulated",
+    "uuid": "0f8fad5b-d9cb-469f-a165-70867728950e",
+    "ipv4": "192.0.2.10",
+    "hostname": "example.com",
+}
+
+
+def _resolve(schema: Mapping[str, Any], root: _Root) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return schema
+    node: Any = root.schema
+    for part in ref[2:].split("/"):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else {}
+
+
+def _number_bounds(schema: Mapping[str, Any], integer: bool) -> tuple[float, float]:
+    low = schema.get("minimum")
+    high = schema.get("maximum")
+    step = 1 if integer else 0.01
+    if schema.get("exclusiveMinimum") is not None:
+        low = schema["exclusiveMinimum"] + step
+    if schema.get("exclusiveMaximum") is not None:
+        high = schema["exclusiveMaximum"] - step
+    if low is None and high is None:
+        return 1, 100
+    if low is None:
+        low = min(1, high)
+    if high is None:
+        high = max(low, 100) if low < 100 else low + 100
+    return low, max(low, high)
+
+
+def _value_for(schema: Mapping[str, Any], root: _Root, depth: int) -> Any:
+    schema = _resolve(schema, root)
+    rng = root.rng
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
         return schema["enum"][0]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if schema.get(key):
-            return _value_for(schema[key][0], model, rng, state, depth)
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in schema.get(key) or () if isinstance(o, Mapping) and o.get("type") != "null"]
+        if options:
+            return _value_for(options[0], root, depth)
+    if schema.get("allOf"):
+        merged: dict[str, Any] = {}
+        for part in schema["allOf"]:
+            merged.update(_resolve(part, root))
+        return _value_for(merged, root, depth)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -101,30 +159,107 @@ def _value_for(schema: Mapping[str, Any], model: str, rng: random.Random, state:
         if depth > 6:
             return {}
         props = schema.get("properties") or {}
-        return {
-            name: _value_for(props.get(name) or {}, model, rng, state, depth + 1)
-            for name in schema.get("required") or ()
-        }
+        return {name: _value_for(props.get(name) or {}, root, depth + 1) for name in schema.get("required") or ()}
     if kind == "array":
         items = schema.get("items")
-        count = max(int(schema.get("minItems", 1)), 1)
+        low = int(schema.get("minItems", 1))
+        high = max(low, min(int(schema.get("maxItems", 3)), 3))
         if not isinstance(items, Mapping) or depth > 6:
             return []
-        return [_value_for(items, model, rng, state, depth + 1) for _ in range(count)]
+        return [_value_for(items, root, depth + 1) for _ in range(rng.randint(max(low, 1) if high else 0, high))]
     if kind == "integer":
-        return rng.randint(int(schema.get("minimum", 1)), max(int(schema.get("minimum", 1)), 100))
+        low, high = _number_bounds(schema, integer=True)
+        return rng.randint(int(low), int(high))
     if kind == "number":
-        return round(rng.uniform(0, 100), 2)
+        low, high = _number_bounds(schema, integer=False)
+        return round(rng.uniform(low, high), 2)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":
         return None
-    text = " ".join(rng.choices(_ANSWER_WORDS, k=3))
+    fmt = schema.get("format")
+    if fmt in _FORMATS:
+        return _FORMATS[fmt]
+    words = rng.choices(_ANSWER_WORDS, k=3)
+    value = " ".join(words)
     # Label the first free-text value, so a structured answer is still visibly simulated.
-    if not state["labelled"] and not schema.get("format") and not schema.get("pattern"):
-        state["labelled"] = True
-        text = label(model) + text
-    return text
+    if not root.state["labelled"] and not fmt and not schema.get("pattern"):
+        root.state["labelled"] = True
+        value = label(root.model) + value
+    min_length = int(schema.get("minLength", 0))
+    if len(value) < min_length:
+        value = (value + " ") * (min_length // max(len(value), 1) + 1)
+    if "maxLength" in schema:
+        value = value[: int(schema["maxLength"])]
+    return value.strip() if len(value.strip()) >= min_length else value
+
+
+def _first_object(text: str, start: int) -> tuple[Any, int] | None:
+    """Return the JSON object that begins at text[start] ('{') and where it ends, or None."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                try:
+                    return orjson.loads(text[start : i + 1]), i + 1
+                except orjson.JSONDecodeError:
+                    return None
+    return None
+
+
+def _schema_of_example(example: Any) -> dict[str, Any]:
+    if isinstance(example, dict):
+        return {"type": "object", "properties": {k: _schema_of_example(v) for k, v in example.items()},
+                "required": list(example)}
+    if isinstance(example, list):
+        return {"type": "array", "items": _schema_of_example(example[0]) if example else {}, "minItems": 1}
+    if isinstance(example, bool):
+        return {"type": "boolean"}
+    if isinstance(example, int):
+        return {"type": "integer"}
+    if isinstance(example, float):
+        return {"type": "number"}
+    if example is None:
+        return {"type": "null"}
+    return {"type": "string"}
+
+
+def _is_schema(value: Mapping[str, Any]) -> bool:
+    return "properties" in value or "$schema" in value or value.get("type") == "object"
+
+
+def shape_in(prompt: str) -> Mapping[str, Any] | None:
+    """Return the shape a JSON-mode prompt asks for: a JSON Schema it includes, or the schema of an
+    example object it includes (as instructor and LangChain's json mode write them); None otherwise."""
+    found: list[Any] = []
+    at = prompt.find("{")
+    while at >= 0 and len(found) < 8:
+        parsed = _first_object(prompt, at)
+        if parsed is None:
+            at = prompt.find("{", at + 1)
+            continue
+        value, end = parsed
+        if isinstance(value, dict) and value:
+            found.append(value)
+        at = prompt.find("{", end)
+    for value in found:
+        if _is_schema(value):
+            return value
+    return _schema_of_example(found[-1]) if found else None
 
 
 def content_text(content: Any) -> str:

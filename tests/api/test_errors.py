@@ -171,3 +171,21 @@ def test_model_health_of_an_unknown_model_is_a_404(live: LiveGateway) -> None:
     response = httpx.get(f"{live.api}/models/nope/health")
     assert response.status_code == 404
     assert _error(response)["code"] == "model_not_found"
+
+
+def test_models_retrieve_returns_the_list_entry(live: LiveGateway, sdk) -> None:  # type: ignore[no-untyped-def]
+    listed = {m["id"]: m for m in httpx.get(f"{live.api}/models").json()["data"]}
+    model = sdk.models.retrieve("meta-llama-3.3-70b")
+    assert model.id == "meta-llama-3.3-70b" and model.object == "model"
+    assert model.model_dump(exclude_none=True) == listed["meta-llama-3.3-70b"]
+    assert sdk.models.retrieve("auto").id == "auto"
+    assert sdk.models.retrieve("inferbase/auto").id == "auto"
+
+
+def test_models_retrieve_of_an_unknown_model_is_a_404(live: LiveGateway, sdk) -> None:  # type: ignore[no-untyped-def]
+    import openai
+
+    with pytest.raises(openai.NotFoundError) as raised:
+        sdk.models.retrieve("nope")
+    assert raised.value.status_code == 404
+    assert raised.value.body["code"] == "model_not_found"  # type: ignore[index]

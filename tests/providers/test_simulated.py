@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import date
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -619,3 +620,84 @@ def test_parse_directives_applies_model_filters() -> None:
     assert parse_directives("[sim:fail=503@a]", "b").fail is None
     assert parse_directives("[sim:fail=503@a]", "a:turbo").fail == 503
     assert parse_directives("no directives", "a").tag == "default"
+
+
+# -- issue 16: forced tool_choice, plausible and prompt-shaped JSON ---------------------------------
+
+
+@pytest.mark.parametrize(("choice", "name"), [
+    ("required", "noop"),
+    ({"type": "function", "function": {"name": "get_weather"}}, "get_weather"),
+])
+async def test_forced_tool_choice_answers_with_a_call(client: httpx.AsyncClient, choice: Any, name: str) -> None:
+    data = (await chat(client, messages=user("what's the weather in Oslo?"), tools=TOOLS, tool_choice=choice)).json()
+    assert data["choices"][0]["finish_reason"] == "tool_calls"
+    assert data["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == name
+    streamed = await chat_chunks(client, messages=user("weather?"), tools=TOOLS, tool_choice=choice)
+    assert streamed[-2]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+async def test_auto_tool_choice_answers_with_text(client: httpx.AsyncClient) -> None:
+    data = (await chat(client, messages=user("weather?"), tools=TOOLS, tool_choice="auto")).json()
+    assert data["choices"][0]["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize(("choice", "name"), [({"type": "any"}, "noop"), ({"type": "tool", "name": "get_weather"}, "get_weather")])
+async def test_anthropic_forced_tool_choice_answers_with_a_call(client: httpx.AsyncClient, choice: Any, name: str) -> None:
+    tools = [{"name": t["function"]["name"], "input_schema": t["function"]["parameters"]} for t in TOOLS]
+    body = {"model": "sim-plain", "max_tokens": 500, "messages": user("weather?"), "tools": tools, "tool_choice": choice}
+    data = (await client.post("/anthropic/v1/messages", json=body)).json()
+    assert data["stop_reason"] == "tool_use"
+    assert data["content"][-1]["name"] == name
+
+
+PLAUSIBLE = {
+    "type": "object",
+    "$defs": {"Item": {"type": "object", "properties": {"sku": {"type": "string", "maxLength": 8},
+                                                         "qty": {"type": "integer", "minimum": 1, "maximum": 5}},
+                       "required": ["sku", "qty"]}},
+    "properties": {
+        "age": {"type": "integer", "minimum": 18, "maximum": 30},
+        "score": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        "count": {"type": "integer"},
+        "when": {"type": "string", "format": "date"},
+        "email": {"type": "string", "format": "email"},
+        "level": {"type": "string", "enum": ["low", "high"]},
+        "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "minItems": 2},
+        "note": {"anyOf": [{"type": "string", "minLength": 40}, {"type": "null"}]},
+    },
+    "required": ["age", "score", "count", "when", "email", "level", "items", "note"],
+}
+
+
+async def test_json_schema_answer_is_valid_and_plausible(client: httpx.AsyncClient) -> None:
+    import jsonschema
+
+    fmt = {"type": "json_schema", "json_schema": {"name": "p", "schema": PLAUSIBLE}}
+    for i in range(20):
+        data = (await chat(client, messages=user(f"person {i}"), response_format=fmt)).json()
+        doc = orjson.loads(data["choices"][0]["message"]["content"])
+        jsonschema.validate(doc, PLAUSIBLE)
+        assert abs(doc["count"]) <= 100
+        assert date.fromisoformat(doc["when"]) and "@" in doc["email"]
+        assert all(1 <= item["qty"] <= 5 for item in doc["items"])
+
+
+@pytest.mark.parametrize("where", ["system", "user"])
+async def test_json_object_answers_in_the_shape_the_prompt_gives(client: httpx.AsyncClient, where: str) -> None:
+    import jsonschema
+
+    schema = {"title": "Person", "type": "object", "properties": {"name": {"type": "string"},
+                                                                  "age": {"type": "integer", "minimum": 0}},
+              "required": ["name", "age"]}
+    instruction = f"Answer in JSON matching this JSON schema:\n{orjson.dumps(schema).decode()}\nReturn an instance."
+    messages = ([{"role": "system", "content": instruction}, *user("Jo is 31")] if where == "system"
+                else user("Jo is 31. " + instruction))
+    data = (await chat(client, messages=messages, response_format={"type": "json_object"})).json()
+    doc = orjson.loads(data["choices"][0]["message"]["content"])
+    jsonschema.validate(doc, schema)
+    example = 'Reply as JSON like {"city": "Paris", "population": 2100000, "capital": true}.'
+    data = (await chat(client, messages=user(example), response_format={"type": "json_object"})).json()
+    doc = orjson.loads(data["choices"][0]["message"]["content"])
+    assert set(doc) == {"city", "population", "capital"}
+    assert isinstance(doc["population"], int) and isinstance(doc["capital"], bool)
