@@ -1,7 +1,8 @@
 """Settings for Inferbase, read from the environment only here.
 
-With nothing set: SQLite, in-process cache and channel layer, eager Celery, simulated upstream.
-Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (cache, channel layer, Celery broker).
+With nothing set: SQLite, a file cache, in-process channel layer, eager Celery, simulated upstream.
+Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (the cache the gateway processes share; also the
+channel layer and Celery broker, which nothing uses yet).
 """
 
 from __future__ import annotations

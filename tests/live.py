@@ -47,12 +47,12 @@ class LiveGateway:
 
     def create_key(self, *, org: str, project: str = "default", plan: str | None = None, policy: str | None = None,
                    **policy_fields: object) -> str:
-        """Create a key (and its organization, project and policy); `policy_fields` set on the policy."""
+        """Create a key (and its organization, project and, when missing, policy); `policy_fields` set on the policy."""
         args = ["create_api_key", "--org", org, "--project", project]
         if plan:
             args += ["--plan", plan]
         if policy:
-            args += ["--policy", policy]
+            args += ["--policy", policy, "--create-policy"]
         key = self.manage(*args).strip().splitlines()[-1]
         if policy_fields:
             # .update() sends no signal: bump the snapshot version so the server sees the change.
