@@ -486,6 +486,9 @@ def sse(data: dict[str, Any]) -> bytes:
 
 SSE_DONE = b"data: [DONE]\n\n"
 SSE_KEEPALIVE = b": processing\n\n"
+# The Inferbase events carry one choice with an empty delta, so client loops that read
+# `chunk.choices[0].delta` (OpenAI's documented loop, the SDK helpers) pass over them unharmed.
+NO_DELTA_CHOICES = [{"index": 0, "delta": {}, "finish_reason": None}]
 
 
 class _Committed(Exception):
@@ -555,7 +558,7 @@ async def stream(ex: Exchange, emit: Emit) -> None:
 
 async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: Emit) -> None:
     assert ex.chat is not None and ex.decision is not None and ex.routing is not None
-    emit(sse({**ex.routing, "choices": []}))
+    emit(sse(routing_event(ex)))
     hold_reasoning = ex.chat.extended_thinking is False
     for link in ex.decision.chain:
         planned = _attempt_plan(ex, link, stream=True)
@@ -646,21 +649,38 @@ async def _stream_finish(ex: Exchange, link: ChainLink, assembler: ChunkAssemble
     _remember_session(ex, link)
 
 
+def routing_event(ex: Exchange) -> dict[str, Any]:
+    """Return the stream's routing event: the routing object, shaped as a chunk with an empty delta."""
+    assert ex.routing is not None
+    return {"id": ex.request_id, "object": "routing", "created": int(ex.created), **ex.routing,
+            "choices": NO_DELTA_CHOICES}
+
+
 async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, emit: Emit) -> None:
+    """Emit OpenAI's usage chunk (when asked for), then the usage event and [DONE].
+
+    The token counts go only in OpenAI's chunk, so code that sums `chunk.usage` counts them once;
+    the usage event carries what the request cost and how long it took."""
     assert ex.chat is not None
-    usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
+    latency_ms = ex.elapsed_ms()
     if ex.chat.include_usage:
+        usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
+        usage["cost_micros"] = ex.cost_micros
+        usage["latency_ms"] = latency_ms
         emit(sse({"id": ex.request_id, "object": "chat.completion.chunk", "created": int(ex.created),
-                        "model": link.model.id, "choices": [], "usage": usage}))
+                  "model": link.model.id, "choices": [], "usage": usage}))
     event: dict[str, Any] = {
-        "object": "usage",
         "id": ex.request_id,
+        "object": "usage",
+        "created": int(ex.created),
         "model": link.model.id,
-        "choices": [],
-        "usage": {**usage, "cost_micros": ex.cost_micros, "latency_ms": ex.elapsed_ms(), "ttft_ms": ex.ttft_ms},
+        "choices": NO_DELTA_CHOICES,
+        "cost_micros": ex.cost_micros,
+        "latency_ms": latency_ms,
+        "ttft_ms": ex.ttft_ms,
     }
     if ex.dropped_params:
-        event["usage"]["dropped_params"] = list(ex.dropped_params)
+        event["dropped_params"] = list(ex.dropped_params)
     if ex.finish_reason == "length" and assembler.reasoning:
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
