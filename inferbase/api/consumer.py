@@ -1,13 +1,14 @@
 """POST /chat/completions: one Channels AsyncHttpConsumer for streamed and non-streamed requests.
 
-A watcher task cancels the request when the client goes away (http.disconnect), at once, and with
-it the upstream request. The log record is written whatever happens.
+A watcher task cancels the request when the client goes away (http.disconnect) before the response
+is complete, at once, and with it the upstream request. The log record is written whatever happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -41,6 +42,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     _flusher: asyncio.Task[None] | None = None
     _ending = False  # the stream is over: the flusher's last write ends the body
     _body_ended = False
+    # The whole response has been handed to the server. Servers send http.disconnect when a response
+    # completes (daphne does, as soon as the last body message is written), so a disconnect from
+    # then on is not a client leaving early.
+    _answered = False
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
@@ -68,11 +73,11 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         # it the upstream call.
         task = asyncio.current_task()
         assert task is not None
-        watching = asyncio.ensure_future(_cancel_on_disconnect(receive, task))
+        watching = asyncio.ensure_future(_cancel_on_disconnect(receive, task, lambda: self._answered))
         try:
             await self._serve(ex, b"".join(chunks))
         except asyncio.CancelledError:
-            if not (watching.done() and not watching.cancelled()):
+            if not (watching.done() and not watching.cancelled() and watching.result()):
                 raise  # cancelled by the server, not by the client leaving
             task.uncancel()
         finally:
@@ -84,9 +89,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         except ApiError as exc:
             await self._send_error(ex, exc)
         except asyncio.CancelledError:
-            ex.client_disconnected = True
-            ex.disposition = "client_disconnected"
-            ex.status_code = 499
+            if not self._answered:
+                ex.client_disconnected = True
+                ex.disposition = "client_disconnected"
+                ex.status_code = 499
             raise
         except Exception:
             logger.exception("unhandled error serving %s", ex.request_id)
@@ -119,6 +125,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             except BaseException:
                 await self._flush()
                 raise
+            self._answered = True  # every event, [DONE] included, is emitted: the rest is writing
             await self._flush(end=True)
             return
         response = await pipeline.complete(ex)
@@ -134,6 +141,11 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 (b"x-inferbase-latency-ms", str(response["usage"]["latency_ms"]).encode()),
             ],
         )
+
+    async def send_body(self, body: bytes, *, more_body: bool = False) -> None:
+        if not more_body:
+            self._answered = True
+        await super().send_body(body, more_body=more_body)
 
     def _emit(self, data: bytes) -> None:
         # Written as soon as the loop turns, together with whatever else is already at hand (when the
@@ -187,10 +199,14 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         await self.send_response(exc.status, orjson.dumps(exc.envelope()), headers=headers)
 
 
-async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any]) -> None:
+async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any], answered: Callable[[], bool]) -> bool:
+    """Cancel `task` when the client goes away before the response is complete; return whether it did."""
     while (await receive())["type"] != "http.disconnect":
         pass
+    if answered():
+        return False
     task.cancel()
+    return True
 
 
 def _bearer(scope: dict[str, Any]) -> str | None:
