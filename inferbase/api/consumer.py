@@ -37,6 +37,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     as it arrives), runs the request while a second task watches for the client going away; it joins
     no channel layer group and makes no per-message database call."""
 
+    _stream_headers: list[tuple[bytes, bytes]] | None = None  # sent with the stream's first bytes
     _headers_sent = False
     _out: list[bytes] | None = None
     _flusher: asyncio.Task[None] | None = None
@@ -118,8 +119,9 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         ex.chat = chat_request_parse(decoded)
         pipeline.route_request(ex, snapshot, await pipeline.lookups_fetch(ex.chat))
         if ex.chat.stream:
-            await self.send_headers(status=200, headers=[*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())])
-            self._headers_sent = True
+            # The headers go with the first bytes the pipeline emits: until then a failure is still
+            # answered with its own status.
+            self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())]
             try:
                 await pipeline.stream(ex, self._emit)
             except BaseException:
@@ -163,7 +165,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 data = b"".join(self._out)
                 self._out.clear()
                 last = self._ending and not self._out
-                await self.send_body(data, more_body=not last)
+                await self._send_stream(data, more_body=not last)
                 self._body_ended = last
         finally:
             self._flusher = None
@@ -181,15 +183,21 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         data = b"".join(self._out) if self._out else b""
         if self._out:
             self._out.clear()
-        await self.send_body(data, more_body=not end)
+        await self._send_stream(data, more_body=not end)
         self._body_ended = end
+
+    async def _send_stream(self, data: bytes, *, more_body: bool) -> None:
+        if not self._headers_sent:
+            self._headers_sent = True
+            await self.send_headers(status=200, headers=self._stream_headers)
+        await self.send_body(data, more_body=more_body)
 
     async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
         ex.status_code = exc.status
         ex.error_code = exc.code
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
-        if self._headers_sent:
+        if self._out is not None:  # the stream has started: the error is its last event
             self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
             await self._flush(end=True)
             return

@@ -309,6 +309,13 @@ def _all_failed(ex: Exchange) -> ApiError:
     return ApiError(status, f"{message} Attempts: {detail}.", code=code, type=ErrorType.UPSTREAM)
 
 
+def _rejected(ex: Exchange, exc: UpstreamError) -> ApiError:
+    """Return the error for an upstream refusal that another route would refuse too (no fallback)."""
+    ex.disposition = "upstream_rejected"
+    return ApiError(400 if exc.status and exc.status < 500 else 502, f"The upstream refused the request: {exc.message}",
+                    code="upstream_rejected", type=ErrorType.UPSTREAM)
+
+
 def _first_token_left(ex: Exchange, budget: Budget) -> float:
     return min(budget.first_token_s, budget.first_token_deadline_s - (time.perf_counter() - ex.started))
 
@@ -362,9 +369,7 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
             if not exc.retryable:
-                ex.disposition = "upstream_rejected"
-                raise ApiError(400 if exc.status and exc.status < 500 else 502, f"The upstream refused the request: {exc.message}",
-                               code="upstream_rejected", type=ErrorType.UPSTREAM) from exc
+                raise _rejected(ex, exc) from exc
             continue
         except TimeoutError:
             ex.attempts.append(_attempt_record(link, "timeout", started))
@@ -498,22 +503,33 @@ class _Committed(Exception):
         self.error = error
 
 
-class _Keepalive:
-    """Sends `: processing` when nothing has been sent for `interval` seconds. One timer per stream
-    that re-arms itself while data flows, so a fast stream pays no task and no timer per chunk."""
+class _StreamOut:
+    """The stream's way out. Holds the routing event until the first bytes go (the first chunk, or a
+    keepalive), so a chain that fails before then can still be answered with an HTTP error status;
+    sends `: processing` when nothing has been sent for `interval` seconds. One timer per stream that
+    re-arms itself while data flows, so a fast stream pays no task and no timer per chunk."""
 
-    def __init__(self, emit: Emit, interval: float) -> None:
+    def __init__(self, emit: Emit, interval: float, opening: bytes) -> None:
         self._emit = emit
         self._interval = interval
+        self._opening = opening
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._handle: asyncio.TimerHandle | None = None
 
+    @property
+    def started(self) -> bool:
+        """Whether anything (the routing event first) has gone to the client."""
+        return not self._opening
+
     def emit(self, data: bytes) -> None:
         self._last = self._loop.time()
+        if self._opening:
+            self._emit(self._opening)
+            self._opening = b""
         self._emit(data)
 
-    def __enter__(self) -> _Keepalive:
+    def __enter__(self) -> _StreamOut:
         self._handle = self._loop.call_at(self._last + self._interval, self._fire)
         return self
 
@@ -548,17 +564,31 @@ def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str
 
 
 async def stream(ex: Exchange, emit: Emit) -> None:
-    """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE]."""
+    """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE].
+
+    Nothing is emitted until the first chunk is at hand or the keepalive interval passes; a chain
+    that fails before then raises ApiError, as when not streamed. After that a failure is an error
+    event."""
     assert ex.chat is not None
     client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
     body = _body_for(ex.chat)
-    with _Keepalive(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS) as keepalive:
-        await _stream_chain(ex, client, body, keepalive.emit)
+    with _StreamOut(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS, sse(routing_event(ex))) as out:
+        await _stream_chain(ex, client, body, out)
 
 
-async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: Emit) -> None:
+def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
+    """Raise `error` while nothing has been sent; after that, end the stream with an error event."""
+    if not out.started:
+        raise error
+    ex.status_code = 200
+    ex.error_code = error.code
+    out.emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    out.emit(SSE_DONE)
+
+
+async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _StreamOut) -> None:
     assert ex.chat is not None and ex.decision is not None and ex.routing is not None
-    emit(sse(routing_event(ex)))
+    emit = out.emit
     hold_reasoning = ex.chat.extended_thinking is False
     for link in ex.decision.chain:
         planned = _attempt_plan(ex, link, stream=True)
@@ -585,6 +615,9 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
             return
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            if not exc.retryable:
+                _stream_fail(ex, out, _rejected(ex, exc))
+                return
             continue
         except TimeoutError:
             ex.attempts.append(_attempt_record(link, "timeout", started))
@@ -596,11 +629,7 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
         await _stream_finish(ex, link, served)
         await _emit_usage(ex, link, served, emit)
         return
-    error = _all_failed(ex)
-    ex.status_code = 200
-    ex.error_code = error.code
-    emit(sse({"object": "error", "error": error.envelope()["error"]}))
-    emit(SSE_DONE)
+    _stream_fail(ex, out, _all_failed(ex))
 
 
 async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[dict[str, Any]], emit: Emit,

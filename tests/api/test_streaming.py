@@ -147,6 +147,82 @@ def test_stream_sends_processing_comments_while_the_upstream_is_silent(http: htt
     assert events[-1] == "[DONE]"
 
 
+def test_stream_whose_chain_fails_before_anything_is_sent_answers_with_the_status(http: httpx.Client) -> None:
+    # Every route refuses before the first token: the same status and envelope as when not streamed.
+    body = {"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "Say hello [sim:fail=503]"}]}
+    whole = http.post("/chat/completions", json=body)
+    with http.stream("POST", "/chat/completions", json={**body, "stream": True}) as response:
+        streamed = response.read()
+        assert response.status_code == whole.status_code == 502
+        assert response.headers["content-type"] == "application/json"
+        request_id = response.headers["x-request-id"]
+    error = json.loads(streamed)["error"]
+    assert error["code"] == whole.json()["error"]["code"] == "upstream_error"
+    assert error["type"] == "upstream_error"
+    decision = poll(lambda: _decision(http, request_id))
+    assert [a["outcome"] for a in decision["attempts"]] == ["http_503"]
+    assert decision["final_disposition"] == "upstream_error"
+
+
+def test_stream_refused_as_a_bad_request_is_answered_as_when_not_streamed(http: httpx.Client) -> None:
+    body = {"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "Say hello [sim:fail=400]"}]}
+    whole = http.post("/chat/completions", json=body)
+    streamed = http.post("/chat/completions", json={**body, "stream": True})
+    assert streamed.status_code == whole.status_code == 400
+    assert streamed.json()["error"]["code"] == whole.json()["error"]["code"] == "upstream_rejected"
+
+
+def test_stream_whose_first_token_budget_passes_everywhere_is_a_504(http: httpx.Client) -> None:
+    # The budget (0.1 s) passes well before the keepalive interval (0.3 s) would start the stream.
+    with http.stream("POST", "/chat/completions", json={
+            "model": "meta-llama-3.3-70b", "stream": True, "routing": {"first_token_timeout_ms": 100},
+            "messages": [{"role": "user", "content": "Say hello [sim:stall_ms=3000]"}]}) as response:
+        body = json.loads(response.read())
+        assert response.status_code == 504
+    assert body["error"]["code"] == "upstream_timeout"
+
+
+def test_sdk_raises_its_status_error_for_a_stream_that_fails_before_the_first_token(sdk) -> None:  # type: ignore[no-untyped-def]
+    import openai
+
+    try:
+        stream = sdk.chat.completions.create(
+            model="meta-llama-3.3-70b", stream=True, messages=[{"role": "user", "content": "Say hello [sim:fail=429]"}])
+        list(stream)
+    except openai.APIStatusError as exc:
+        error = exc
+    else:
+        raise AssertionError("the SDK raised nothing")
+    assert isinstance(error, openai.InternalServerError)
+    assert error.status_code == 502
+    assert error.body["code"] == "upstream_error"
+    assert error.response.headers["x-request-id"].startswith("req-")
+
+
+def test_slow_first_token_starts_the_stream_with_the_routing_event_then_keepalives(http: httpx.Client) -> None:
+    # The upstream takes 1.2 s to answer at all; the keepalive interval is 0.3 s, so the stream starts
+    # (routing event first) and keeps the connection alive while the first token is awaited.
+    lines = []
+    with http.stream("POST", "/chat/completions", json={
+            "model": "meta-llama-3.3-70b", "stream": True, "routing": {"first_token_timeout_ms": 10000},
+            "messages": [{"role": "user", "content": "Say hello [sim:stall_ms=1200]"}]}) as response:
+        assert response.status_code == 200
+        lines = [line for line in response.iter_lines() if line]
+    assert json.loads(lines[0][6:])["object"] == "routing"
+    first_chunk = next(i for i, line in enumerate(lines) if '"chat.completion.chunk"' in line)
+    assert ": processing" in lines[1:first_chunk]
+    assert lines[-1] == "data: [DONE]"
+
+
+def test_failure_after_a_keepalive_started_the_stream_is_an_error_event(http: httpx.Client) -> None:
+    events, comments = _events(http, model="meta-llama-3.3-70b", routing={"first_token_timeout_ms": 10000},
+                               messages=[{"role": "user", "content": "Say hello [sim:stall_ms=1200] [sim:fail=503]"}])
+    assert ": processing" in comments
+    assert events[0]["object"] == "routing"
+    assert events[-2]["object"] == "error" and events[-2]["error"]["code"] == "upstream_error"
+    assert events[-1] == "[DONE]"
+
+
 def test_stream_falls_back_before_the_first_token(http: httpx.Client) -> None:
     first, _ = _events(http)
     pick = first[0]["model"]
