@@ -96,9 +96,13 @@ def test_streamed_reasoning_is_sent_as_produced_and_truncation_is_on_the_usage_e
 def test_streamed_reasoning_only_answer_with_thinking_off_is_a_failed_attempt(http: httpx.Client) -> None:
     # gpt-oss reasons whatever it is told; with extended_thinking false its reasoning is held, and an
     # answer that ends with reasoning only fails over (here to nothing else: the model was named).
-    events = _events(http, {"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50, "extended_thinking": False})
-    assert events[-2]["object"] == "error"
-    assert not any(isinstance(e, dict) and e.get("object") == "chat.completion.chunk" for e in events)
+    # Nothing was sent before it failed, so it is answered as when not streamed.
+    response = http.post("/chat/completions", json={"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50,
+                                                    "extended_thinking": False, "stream": True})
+    assert response.status_code == 502
+    assert response.headers["content-type"] == "application/json"
+    decision = poll(lambda: _decision(http, response.headers["x-request-id"]))
+    assert [a["outcome"] for a in decision["attempts"]] == ["no_content_before_limit"]
 
 
 def test_streamed_held_reasoning_is_sent_ahead_of_the_content(http: httpx.Client) -> None:
