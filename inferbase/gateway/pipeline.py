@@ -25,7 +25,7 @@ from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
 from providers.base import CallOptions, UpstreamTarget
-from providers.errors import UpstreamError
+from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
 from providers.registry import adapter_for
 from routing.classifier import classification_key, classify
@@ -254,7 +254,7 @@ def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
-ROUTE_FAILURES = frozenset({"connect_error", "timeout", "first_token_timeout", "malformed_response",
+ROUTE_FAILURES = frozenset({*CONNECTION_CAUSES, "timeout", "first_token_timeout", "malformed_response",
                             "rate_limited", "upstream_error"})
 
 
@@ -300,8 +300,9 @@ def _all_failed(ex: Exchange) -> ApiError:
     outcomes = [a["outcome"] for a in ex.attempts]
     if outcomes and all("timeout" in o for o in outcomes):
         status, code, message = 504, "upstream_timeout", "Every route in the chain timed out."
-    elif outcomes and all(o == "connect_error" for o in outcomes):
-        status, code, message = 503, "upstream_unavailable", "No route in the chain could be reached."
+    elif outcomes and all(o in UNREACHABLE for o in outcomes):
+        causes = ", ".join(dict.fromkeys(CONNECTION_CAUSES[o] for o in outcomes))
+        status, code, message = 502, "upstream_unreachable", f"No route in the chain could be reached ({causes})."
     else:
         status, code, message = 502, "upstream_error", "Every route in the chain failed."
     detail = "; ".join(f"{a['route']}: {a['outcome']}" for a in ex.attempts)
