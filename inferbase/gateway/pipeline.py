@@ -735,7 +735,7 @@ def record(ex: Exchange) -> None:
             "routing_mode": ex.unrouted_mode,
             "classifier_task_family": classification.task if classification else None,
             "complexity_band": classification.complexity if classification else None,
-            "eligibility_pool_size": int(trail[0].get("out", 0)),
+            "eligibility_pool_size": 0,  # no model passed every eligibility step
             "final_disposition": ex.disposition,
             "decisiveness": None,
             "forced_single": False,

@@ -111,7 +111,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         substituted_from=pool.substituted.get(pick.model.id),
         dropped_pool_ids=pool.dropped,
     )
-    return _decision(chain, policy, routing, trail, len(pool.models), pick, narrowed)
+    return _decision(chain, policy, routing, trail, len(order), pick, narrowed)
 
 
 def _decide_pinned(request: RoutingRequest, classification: Classification, policy: PolicySnap,
@@ -269,14 +269,16 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
 
 
 def _decision(chain: tuple[ChainLink, ...], policy: PolicySnap, routing: dict[str, Any], trail: Trail,
-              pool_size: int, pick: Contender, narrowed: Narrowed) -> Decision:
+              eligible: int, pick: Contender, narrowed: Narrowed) -> Decision:
+    """Build the Decision; `eligible` counts the models that passed every eligibility step (the chain
+    step's `in`), not the pool they were chosen from."""
     return Decision(
         chain=chain,
         policy=policy,
         routing=routing,
         filter_trail=tuple(trail.records),
         filter_trail_text=tuple(trail.texts),
-        eligibility_pool_size=pool_size,
+        eligibility_pool_size=eligible,
         thinking=pick.thinking.send,
         first_token_timeout_ms=narrowed.first_token_timeout_ms,
         total_deadline_ms=narrowed.total_deadline_ms,

@@ -308,6 +308,17 @@ def test_preset_eligibility_applies_the_standard_floor() -> None:
         "2 of 3 models meet the standard quality floor for this task.")
 
 
+def test_eligibility_pool_size_counts_the_models_that_passed_eligibility() -> None:
+    decision = decide_with(make_catalog({"a": 0.9, "b": 0.5, "c": 0.6}))
+    assert step(decision, "pool_loaded")["out"] == 3
+    assert decision.eligibility_pool_size == step(decision, "chain")["in"] == 2
+
+
+def test_eligibility_pool_size_of_a_named_model_is_one() -> None:
+    decision = decide_with(make_catalog({"a": 0.9, "b": 0.8}), make_request(model="b"))
+    assert decision.eligibility_pool_size == step(decision, "chain")["in"] == 1
+
+
 def test_preset_eligibility_unmeasured_model_passes_basic() -> None:
     decision = decide_with(make_catalog({"a": None}), policy=make_policy(quality_floor="basic"))
     assert decision.routing["model"] == "a"
