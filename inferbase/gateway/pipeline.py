@@ -196,7 +196,7 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model=session_model,
         project_id=key.project_id,
         cost_multiplier=_cost_multiplier(key),
-        unhealthy_routes=route_health.unhealthy(),
+        resting_routes=route_health.resting(),
         overrides=chat.routing,
     )
     policy = snapshot.policy_for(

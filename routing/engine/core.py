@@ -64,10 +64,11 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
               **extra)
     if not pool.models:
         raise trail.failure("No model is in the routing pool.", status=503, code="no_eligible_model")
-    candidates = run_servable([Candidate(m, []) for m in pool.models], trail, snapshot, request, narrowed)
+    candidates, refusals = run_servable([Candidate(m, []) for m in pool.models], trail, snapshot, request, narrowed)
     if not candidates:
-        raise trail.failure("No model in the pool has a servable route: none has a provider credential that "
-                            "the policy allows.", status=503, code="no_eligible_model")
+        why = refusals.clause("they", singular=False) or "none of them has a route"
+        raise trail.failure(f"No model in the pool has a servable route: {why}.", status=503,
+                            code="no_eligible_model")
     candidates, emptied = run_fit_steps(candidates, trail, request, narrowed)
     if emptied is not None:
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
@@ -131,10 +132,10 @@ def _decide_pinned(request: RoutingRequest, classification: Classification, poli
 
     trail = Trail()
     trail.add("pool_loaded", 1, 1, f"1 model in the pool: the request named {request.model}.")
-    candidates = run_servable([Candidate(model, [])], trail, snapshot, request, narrowed)
+    candidates, refusals = run_servable([Candidate(model, [])], trail, snapshot, request, narrowed)
     if not candidates:
-        raise trail.failure(f"{model.id} has no servable route: no provider credential that the policy allows.",
-                            status=503, code="no_servable_route")
+        why = refusals.clause("it", singular=True) or "it has no route"
+        raise trail.failure(f"{model.id} has no servable route: {why}.", status=503, code="no_servable_route")
     # A named model is always used: structured output is forwarded to it as written (and the answer's
     # JSON extracted) even where support is not verified; only auto insists on verified support.
     fit_request = replace(request, needs_structured_output=False)

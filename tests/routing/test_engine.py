@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from routing.decision import RoutingError
@@ -36,6 +38,9 @@ def step_text(decision_or_error: object, name: str) -> str:
 def chain_ids(decision: object) -> list[str]:
     """Return the route ids of the chain, in order."""
     return [link.route.route_id for link in decision.chain]  # type: ignore[attr-defined]
+
+
+REST_UNTIL = datetime(2026, 10, 12, 14, 3, 7, tzinfo=UTC).timestamp()
 
 
 # --- pool_loaded -------------------------------------------------------------------------------------------
@@ -130,13 +135,48 @@ def test_one_snapshot_serves_each_project_health_and_policy_on_its_own_terms() -
     assert ("groq/a", "sk-own") in [(link.route.route_id, link.api_key) for link in own.chain]
     other = decide_with(snapshot, make_request(project_id=8))
     assert "groq/a" not in chain_ids(other) and "together/a" in chain_ids(other)
-    sick = decide_with(snapshot, make_request(project_id=8, unhealthy_routes=frozenset({"together/a"})))
+    sick = decide_with(snapshot, make_request(project_id=8, resting_routes={"together/a": REST_UNTIL}))
     assert chain_ids(sick) == ["groq/b"]
     assert step_text(sick, "servable") == (
-        "1 of 2 models has a servable route; the others lack a provider credential or a provider that is "
-        "answering (recent attempts failed).")
+        "1 of 2 models has a servable route; the others lack a provider credential, or have routes resting "
+        "after repeated failures (together/a until 2026-10-12T14:03:07Z).")
     again = decide_with(snapshot, make_request(project_id=7), policy=make_policy(allowed_providers=("together",)))
     assert chain_ids(again) == ["together/a"]
+
+
+def test_servable_says_a_route_is_resting_after_failures_and_until_when() -> None:
+    models = [make_model(id="a", benchmarks={"chat": 0.9}), make_model(id="b", benchmarks={"chat": 0.8})]
+    snapshot = make_snapshot(models, [make_route(model_id="a"), make_route(model_id="b")])
+    decision = decide_with(snapshot, make_request(resting_routes={"groq/a": REST_UNTIL}))
+    assert decision.routing["model"] == "b"
+    assert step(decision, "servable") == {"step": "servable", "in": 2, "out": 1,
+                                          "resting_until": {"groq/a": "2026-10-12T14:03:07Z"}}
+    assert step_text(decision, "servable") == (
+        "1 of 2 models has a servable route; the others have routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+
+
+def test_a_named_model_whose_only_route_rests_is_refused_for_that_reason() -> None:
+    snapshot = make_snapshot([make_model(id="a")], [make_route(model_id="a")])
+    with pytest.raises(RoutingError) as caught:
+        decide_with(snapshot, make_request(model="a", resting_routes={"groq/a": REST_UNTIL}))
+    assert (caught.value.status, caught.value.code) == (503, "no_servable_route")
+    assert caught.value.message == (
+        "a has no servable route: it has routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+    assert "credential" not in caught.value.message
+    assert caught.value.filter_trail_text[-1] == (
+        "0 of 1 model have a servable route; it has routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+
+
+def test_auto_with_every_route_resting_says_so() -> None:
+    with pytest.raises(RoutingError) as caught:
+        decide_with(make_catalog({"a": 0.9, "b": 0.8}),
+                    make_request(resting_routes={"groq/a": REST_UNTIL, "groq/b": REST_UNTIL + 30}))
+    assert caught.value.message == (
+        "No model in the pool has a servable route: they have routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z, groq/b until 2026-10-12T14:03:37Z).")
 
 
 def test_servable_keeps_only_policy_allowed_providers() -> None:
