@@ -89,6 +89,7 @@ class Exchange:
     unrouted_trail: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] | None = None
     unrouted_mode: str = ""
     unrouted_classification: Classification | None = None
+    session_model: str | None = None  # the model that began the conversation, when known
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
@@ -182,6 +183,8 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model = lookups.session_model
     else:
         session_model = sessions.get_local(conversation_key(chat)) if chat.has_history else None
+    # A conversation whose model left the catalog is anchored afresh by the model that serves this turn.
+    ex.session_model = session_model if session_model in snapshot.models else None
     request = RoutingRequest(
         model=chat.model,
         prompt_tokens=prompt_tokens,
@@ -477,8 +480,10 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], 
 
 
 def _remember_session(ex: Exchange, link: ChainLink) -> None:
+    """Anchor the conversation to the model that served its first turn (a fallback included); a later
+    turn, named or moved to another model, keeps the anchor (and its time to live) as it is."""
     if ex.chat is not None:
-        sessions.put(conversation_key(ex.chat), link.model.id)
+        sessions.put(conversation_key(ex.chat), ex.session_model or link.model.id)
 
 
 def sse(data: dict[str, Any]) -> bytes:
