@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
-from ..base import CallOptions, UpstreamTarget
+from ..base import CallOptions, ThinkingTraits, UpstreamTarget
 from ..errors import UpstreamMalformed
 from ..transport import drain, endpoint, open_stream, post, remaining, timed_events
 from .request import ANTHROPIC_VERSION, to_anthropic_request
@@ -33,6 +33,8 @@ class AnthropicAdapter:
     """ProviderAdapter for the Anthropic Messages API (`POST {base_url}/messages`)."""
 
     dialect = "anthropic"
+    # Claude thinks only when the request enables it.
+    thinking = ThinkingTraits(on_by_default=False)
 
     def _payload(
         self, target: UpstreamTarget, body: dict[str, Any], options: CallOptions, stream: bool

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from providers.registry import thinking_traits
+
 from ..decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
-from ..snapshot import ModelSnap, PolicySnap, Snapshot
+from ..snapshot import ModelSnap, PolicySnap, RouteSnap, Snapshot
 from .estimates import (
     Thinking,
     answer_tokens,
@@ -20,6 +22,7 @@ from .estimates import (
 )
 from .filters import (
     Candidate,
+    Credential,
     Trail,
     effective_pool,
     in_policy_pool,
@@ -79,7 +82,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    thinking_memo: dict[tuple[str, bool], Thinking] = {}
+    thinking_memo: dict[tuple[str, bool, bool | None], Thinking] = {}
     order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
                    narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
@@ -181,14 +184,16 @@ def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingReq
 
 
 def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
-               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool], Thinking]) -> Contender:
+               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool, bool | None], Thinking]) -> Contender:
     model = candidate.model
     no_room = leaves_no_room_to_think(model, request.max_tokens)
-    # The thinking outcome depends on the model only through these two facts; memoised per decision.
-    thinking = thinking_memo.get((model.reasoning, no_room))
+    default_on = _thinks_by_default(candidate.routes) if model.reasoning == "switchable" else None
+    # The thinking outcome depends on the model only through these facts; memoised per decision.
+    memo_key = (model.reasoning, no_room, default_on)
+    thinking = thinking_memo.get(memo_key)
     if thinking is None:
-        thinking = thinking_for(model, thinking_wish(model, request, classification, narrowed.objective))
-        thinking_memo[(model.reasoning, no_room)] = thinking
+        thinking = thinking_for(model, thinking_wish(model, request, classification, narrowed.objective), default_on)
+        thinking_memo[memo_key] = thinking
     reasoning = reasoning_tokens(model, thinking.thinks)
     answer = answer_tokens(request.max_tokens)
     basis = wait_basis(request.stream, thinking.thinks)
@@ -203,6 +208,13 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
     options = [option for _, option in keyed]
     return Contender(model, options, candidate.score, candidate.proxied, thinking,
                      model.reasoning == "always_on" and no_room)
+
+
+def _thinks_by_default(routes: list[tuple[RouteSnap, Credential]]) -> bool | None:
+    """Return whether a switchable model thinks when sent no switch, as its routes serve it (None when
+    they disagree)."""
+    defaults = {thinking_traits(route.dialect).on_by_default for route, _ in routes}
+    return defaults.pop() if len(defaults) == 1 else None
 
 
 def _first(pair: tuple[Any, Option]) -> Any:
@@ -250,9 +262,10 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
         routing["variant_substituted"] = True
         routing["requested_variant"] = substituted_from
     routing["slow_tier"] = model.slow_tier
-    routing["thinking"] = pick.thinking.mode
-    if pick.thinking.reason is not None:
-        routing["thinking_reason"] = pick.thinking.reason
+    if pick.thinking.mode is not None:  # absent only when the mode is not known
+        routing["thinking"] = pick.thinking.mode
+        if pick.thinking.reason is not None:
+            routing["thinking_reason"] = pick.thinking.reason
     routing["expected_wait_ms"] = None if first.wait is None else round(first.wait)
     routing["wait_basis"] = wait_basis(request.stream, pick.thinking.thinks)
     routing["reasoning"] = reasoning

@@ -622,11 +622,12 @@ def test_decisiveness_is_zero_on_an_exact_tie_broken_by_id() -> None:
 
 
 def thinking_of(model_reasoning: str, *, task: str = "chat", complexity: str = "standard",
-                **request_fields: object) -> tuple[dict, bool | None]:
-    """Decide for one model with the given reasoning; return (routing, what to send)."""
+                dialects: tuple[str, ...] = ("openai",), **request_fields: object) -> tuple[dict, bool | None]:
+    """Decide for one model with the given reasoning, served in these dialects; return (routing, what to send)."""
     model = make_model(id="m", reasoning=model_reasoning, typical_reasoning_tokens=1_000,
                        benchmarks={task: 0.9})
-    decision = decide_with(make_snapshot([model], [make_route(model_id="m")]), make_request(**request_fields),
+    routes = [make_route(model_id="m", provider=f"p{i}", dialect=dialect) for i, dialect in enumerate(dialects)]
+    decision = decide_with(make_snapshot([model], routes), make_request(**request_fields),
                            classification=make_classification(task, complexity))
     return decision.routing, decision.thinking
 
@@ -659,6 +660,31 @@ def test_thinking_left_to_the_model_for_hard_reasoning() -> None:
 def test_thinking_has_no_reason_when_auto_has_no_rule() -> None:
     routing, send = thinking_of("switchable")
     assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, None)
+
+
+def test_thinking_left_to_a_model_whose_default_is_off_is_off() -> None:
+    # Claude, served over the Anthropic dialect, thinks only when the request enables it.
+    routing, send = thinking_of("switchable", dialects=("anthropic",))
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("off", False, None)
+    assert routing["wait_basis"] == "end_to_end"
+    routing, _ = thinking_of("switchable", dialects=("anthropic",), stream=True)
+    assert routing["wait_basis"] == "first_token"  # it does not think, so no reasoning comes first
+
+
+def test_thinking_asked_of_a_model_whose_default_is_off_is_on() -> None:
+    routing, send = thinking_of("switchable", dialects=("anthropic",), task="maths")
+    assert (routing["thinking"], routing["thinking_reason"], send) == ("on", "task_needs_thinking", True)
+
+
+def test_thinking_is_absent_when_the_routes_of_a_model_disagree_on_its_default() -> None:
+    routing, send = thinking_of("switchable", dialects=("openai", "anthropic"))
+    assert ("thinking" in routing, "thinking_reason" in routing, send) == (False, False, None)
+
+
+def test_thinking_is_absent_for_a_model_whose_reasoning_is_unmeasured() -> None:
+    for fields in ({}, {"extended_thinking": True}, {"extended_thinking": False}):
+        routing, send = thinking_of("unknown", **fields)  # type: ignore[arg-type]
+        assert ("thinking" in routing, "thinking_reason" in routing, send) == (False, False, None)
 
 
 def test_thinking_model_ignores_off_asked_by_the_client() -> None:
