@@ -24,6 +24,7 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
+from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
@@ -253,6 +254,9 @@ def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     dropped = set(chat.dropped_params)
     if link.route.dialect == "anthropic":
         dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
+        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
+        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
+            dropped.add("reasoning_effort")
     return tuple(sorted(dropped))
 
 

@@ -1,14 +1,16 @@
 """Adapter for the Anthropic Messages API: OpenAI-shaped bodies in, OpenAI-shaped answers out."""
 
 from .adapter import AnthropicAdapter
-from .request import to_anthropic_request
+from .request import maps_reasoning_effort, thinking_budget, to_anthropic_request
 from .response import from_anthropic_response, openai_usage, stream_error, translate_stream
 
 __all__ = [
     "AnthropicAdapter",
     "from_anthropic_response",
+    "maps_reasoning_effort",
     "openai_usage",
     "stream_error",
+    "thinking_budget",
     "to_anthropic_request",
     "translate_stream",
 ]

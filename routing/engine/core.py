@@ -82,7 +82,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    thinking_memo: dict[tuple[str, bool, bool | None], Thinking] = {}
+    thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking] = {}
     order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
                    narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
@@ -184,15 +184,19 @@ def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingReq
 
 
 def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
-               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool, bool | None], Thinking]) -> Contender:
+               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking]) -> Contender:
     model = candidate.model
     no_room = leaves_no_room_to_think(model, request.max_tokens)
-    default_on = _thinks_by_default(candidate.routes) if model.reasoning == "switchable" else None
+    default_on, can_think = None, True
+    if model.reasoning == "switchable":
+        default_on, floor = _served_thinking(candidate.routes)
+        can_think = request.max_tokens is None or request.max_tokens >= floor
     # The thinking outcome depends on the model only through these facts; memoised per decision.
-    memo_key = (model.reasoning, no_room, default_on)
+    memo_key = (model.reasoning, no_room, default_on, can_think)
     thinking = thinking_memo.get(memo_key)
     if thinking is None:
-        thinking = thinking_for(model, thinking_wish(model, request, classification, narrowed.objective), default_on)
+        wish = thinking_wish(model, request, classification, narrowed.objective)
+        thinking = thinking_for(model, wish, default_on, can_think=can_think)
         thinking_memo[memo_key] = thinking
     reasoning = reasoning_tokens(model, thinking.thinks)
     answer = answer_tokens(request.max_tokens)
@@ -210,11 +214,12 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
                      model.reasoning == "always_on" and no_room)
 
 
-def _thinks_by_default(routes: list[tuple[RouteSnap, Credential]]) -> bool | None:
-    """Return whether a switchable model thinks when sent no switch, as its routes serve it (None when
-    they disagree)."""
-    defaults = {thinking_traits(route.dialect).on_by_default for route, _ in routes}
-    return defaults.pop() if len(defaults) == 1 else None
+def _served_thinking(routes: list[tuple[RouteSnap, Credential]]) -> tuple[bool | None, int]:
+    """Return how a switchable model's routes serve its thinking: whether it thinks when sent no switch
+    (None when they disagree), and the smallest max_tokens with which every one of them can think."""
+    traits = {thinking_traits(route.dialect) for route, _ in routes}
+    defaults = {t.on_by_default for t in traits}
+    return (defaults.pop() if len(defaults) == 1 else None), max(t.min_max_tokens for t in traits)
 
 
 def _first(pair: tuple[Any, Option]) -> Any:

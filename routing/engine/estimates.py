@@ -54,11 +54,13 @@ def thinking_wish(model: ModelSnap, request: RoutingRequest, classification: Cla
     return ThinkingWish(None, False, None)
 
 
-def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None) -> Thinking:
+def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None, *, can_think: bool = True) -> Thinking:
     """Return how the model runs under the wish; never send a switch to a model without one.
 
     `default_on` says whether a switchable model thinks when it is sent no switch, as its routes serve
-    it (None when they disagree). The mode is None (not known) for a model whose reasoning is unmeasured."""
+    it (None when they disagree); `can_think` is False when max_tokens is below the smallest its routes
+    can think with (Anthropic's minimum budget plus room for the answer): thinking is then off, since
+    max_tokens is never raised. The mode is None (not known) for a model whose reasoning is unmeasured."""
     if model.reasoning == "unknown":
         return Thinking(None, None, None, False)
     if model.reasoning == "none":
@@ -70,6 +72,8 @@ def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None) 
             return Thinking("on", "model_ignores_off", None, True)
         return Thinking("on", None if wish.by_client else wish.reason, None, True)
     reason = None if wish.by_client else wish.reason
+    if not can_think and (wish.value if wish.value is not None else default_on) is not False:
+        return Thinking("off", "max_tokens", False, False)
     if wish.value is None:  # left to the model: its default as served
         if default_on is None:
             return Thinking(None, None, None, True)

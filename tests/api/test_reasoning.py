@@ -160,3 +160,38 @@ def test_a_user_added_model_of_unmeasured_reasoning_has_no_thinking_mode(live: L
     declared = poll(lambda: answer("my-declared-reasoner"))
     assert declared["choices"][0]["message"]["reasoning_content"]
     assert declared["routing"]["thinking"] == "on"
+
+
+def test_thinking_on_claude_never_raises_max_tokens(http: httpx.Client) -> None:
+    # 500 tokens leave no room for Anthropic's 1024-token minimum budget: thinking is off, and says why.
+    body = {"model": "anthropic-claude-sonnet-4.5", "messages": QUESTION, "max_tokens": 500,
+            "extended_thinking": True}
+    answer = http.post("/chat/completions", json=body).json()
+    assert answer["usage"]["completion_tokens"] <= 500
+    assert (answer["routing"]["thinking"], answer["routing"]["thinking_reason"]) == ("off", "max_tokens")
+    assert not answer["choices"][0]["message"].get("reasoning_content")
+    events = _events(http, body)
+    assert events[0]["thinking"] == "off"  # type: ignore[index]
+    usage = next(e for e in events if isinstance(e, dict) and e.get("object") == "usage")
+    assert usage["usage"]["completion_tokens"] <= 500
+    # With room, Claude thinks within the limit the client set.
+    roomy = http.post("/chat/completions", json={**body, "max_tokens": 2000}).json()
+    assert roomy["routing"]["thinking"] == "on" and roomy["choices"][0]["message"]["reasoning_content"]
+    assert roomy["usage"]["completion_tokens"] <= 2000
+
+
+def test_reasoning_effort_on_claude_sets_the_budget_or_is_reported_dropped(http: httpx.Client) -> None:
+    def ask(**fields: object) -> dict:
+        body = {"model": "anthropic-claude-sonnet-4.5", "messages": QUESTION, "max_tokens": 4000, **fields}
+        return http.post("/chat/completions", json=body).json()
+
+    low = ask(extended_thinking=True, reasoning_effort="low")
+    high = ask(extended_thinking=True, reasoning_effort="high")
+    for answer in (low, high):
+        assert "reasoning_effort" not in answer["usage"].get("dropped_params", [])
+        assert answer["usage"]["completion_tokens"] <= 4000
+    # A low effort is a smaller budget: the simulated Claude reasons up to its budget.
+    low_reasoning = low["choices"][0]["message"]["reasoning_content"]
+    assert len(low_reasoning) < len(high["choices"][0]["message"]["reasoning_content"])
+    off = ask(extended_thinking=False, reasoning_effort="high")
+    assert "reasoning_effort" in off["usage"]["dropped_params"]

@@ -687,6 +687,17 @@ def test_thinking_is_absent_for_a_model_whose_reasoning_is_unmeasured() -> None:
         assert ("thinking" in routing, "thinking_reason" in routing, send) == (False, False, None)
 
 
+def test_thinking_is_off_when_max_tokens_has_no_room_for_the_routes_minimum_budget() -> None:
+    # Anthropic's smallest thinking budget (1024) plus room for an answer does not fit in 1000 tokens,
+    # and max_tokens is never raised: thinking is off, for that reason.
+    routing, send = thinking_of("switchable", dialects=("anthropic",), extended_thinking=True, max_tokens=1000)
+    assert (routing["thinking"], routing["thinking_reason"], send) == ("off", "max_tokens", False)
+    routing, send = thinking_of("switchable", dialects=("anthropic",), extended_thinking=True, max_tokens=1280)
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, True)
+    routing, send = thinking_of("switchable", dialects=("openai",), extended_thinking=True, max_tokens=1000)
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, True)
+
+
 def test_thinking_model_ignores_off_asked_by_the_client() -> None:
     routing, send = thinking_of("always_on", extended_thinking=False)
     assert (routing["thinking"], routing["thinking_reason"], send) == ("on", "model_ignores_off", None)
