@@ -217,9 +217,13 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
 def _served_thinking(routes: list[tuple[RouteSnap, Credential]]) -> tuple[bool | None, int]:
     """Return how a switchable model's routes serve its thinking: whether it thinks when sent no switch
     (None when they disagree), and the smallest max_tokens with which every one of them can think."""
-    traits = {thinking_traits(route.dialect) for route, _ in routes}
-    defaults = {t.on_by_default for t in traits}
-    return (defaults.pop() if len(defaults) == 1 else None), max(t.min_max_tokens for t in traits)
+    dialect = routes[0][0].dialect
+    if all(route.dialect == dialect for route, _ in routes):  # the usual case: one dialect
+        traits = thinking_traits(dialect)
+        return traits.on_by_default, traits.min_max_tokens
+    every = {thinking_traits(route.dialect) for route, _ in routes}
+    defaults = {t.on_by_default for t in every}
+    return (defaults.pop() if len(defaults) == 1 else None), max(t.min_max_tokens for t in every)
 
 
 def _first(pair: tuple[Any, Option]) -> Any:

@@ -273,15 +273,18 @@ def run_servable(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, 
                  narrowed: Narrowed) -> tuple[list[Candidate], Refusals]:
     """Keep models with at least one servable route; return them and why the removed ones have none."""
     removed = Refusals()
+    refusals = Refusals()  # one candidate's, reused: only a removed model's refusals explain the step
     kept = []
     for candidate in candidates:
-        refusals = Refusals()
         candidate.routes = servable_routes(candidate.model, snapshot, request, narrowed, refusals)
         if candidate.routes:
             kept.append(candidate)
         else:
             trail.removed_by[candidate.model.id] = "servable"
             removed.add(refusals)
+        if refusals.reasons or refusals.resting:
+            refusals.reasons.clear()
+            refusals.resting.clear()
     text = of_phrase(len(kept), len(candidates), "has", "have") + " a servable route"
     if kept:
         clause = removed.clause("the others", singular=False)
