@@ -1,7 +1,7 @@
 """Adapter for the Anthropic Messages API: OpenAI-shaped bodies in, OpenAI-shaped answers out."""
 
 from .adapter import AnthropicAdapter
-from .request import maps_reasoning_effort, thinking_budget, to_anthropic_request
+from .request import maps_reasoning_effort, to_anthropic_request
 from .response import from_anthropic_response, openai_usage, stream_error, translate_stream
 
 __all__ = [
@@ -10,7 +10,6 @@ __all__ = [
     "maps_reasoning_effort",
     "openai_usage",
     "stream_error",
-    "thinking_budget",
     "to_anthropic_request",
     "translate_stream",
 ]
