@@ -17,12 +17,16 @@ def test_add_provider_serves_the_users_endpoint(live: LiveGateway, simulated_url
         response = http.post("/chat/completions", json={"model": "my-llama", "messages": [{"role": "user", "content": "hi"}]})
         return response if response.status_code == 200 else None
 
-    response = poll(served)
-    body = response.json()
-    assert body["model"] == "my-llama"
-    # The upstream answered for its own model name, the one given after "=".
-    assert body["choices"][0]["message"]["content"].startswith("[simulated meta-llama-3.3-70b]")
-    assert "my-llama" in [m["id"] for m in httpx.get(f"{live.api}/models").json()["data"]]
+    try:
+        response = poll(served)
+        body = response.json()
+        assert body["model"] == "my-llama"
+        # The upstream answered for its own model name, the one given after "=".
+        assert body["choices"][0]["message"]["content"].startswith("[simulated meta-llama-3.3-70b]")
+        assert "my-llama" in [m["id"] for m in httpx.get(f"{live.api}/models").json()["data"]]
+    finally:
+        # A free model left in the shared gateway's catalog would change other tests' decisions.
+        live.remove_provider("my-vllm")
 
 
 def _sse_events(response: httpx.Response) -> list[dict]:
@@ -34,6 +38,13 @@ def test_an_endpoint_that_refuses_connections_is_a_502_naming_the_cause(live: Li
                                                                        http: httpx.Client) -> None:
     live.manage("add_provider", "--name", "my-down-server", "--base-url", f"http://127.0.0.1:{free_port()}/v1",
                 "--model", "my-down-model")
+    try:
+        _refused_connection_is_reported(http)
+    finally:
+        live.remove_provider("my-down-server")
+
+
+def _refused_connection_is_reported(http: httpx.Client) -> None:
     body = {"model": "my-down-model", "messages": [{"role": "user", "content": "hi"}]}
     response = poll(lambda: (r := http.post("/chat/completions", json=body)).status_code != 404 and r)
     assert response.status_code == 502, response.text

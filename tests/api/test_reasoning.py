@@ -149,17 +149,21 @@ def test_a_user_added_model_of_unmeasured_reasoning_has_no_thinking_mode(live: L
         response = http.post("/chat/completions", json={"model": model, "messages": QUESTION, "max_tokens": 2000})
         return response.json() if response.status_code == 200 else None
 
-    live.manage("add_provider", "--name", "my-reasoning-server", "--base-url", f"{simulated_url}/openai/v1",
-                "--model", "my-reasoner=openai-gpt-oss-120b")
-    unmeasured = poll(lambda: answer("my-reasoner"))
-    assert unmeasured["choices"][0]["message"]["reasoning_content"]
-    assert "thinking" not in unmeasured["routing"] and "thinking_reason" not in unmeasured["routing"]
-    # Declared, the mode is known.
-    live.manage("add_provider", "--name", "my-declared-server", "--base-url", f"{simulated_url}/openai/v1",
-                "--model", "my-declared-reasoner=openai-gpt-oss-120b", "--reasoning", "always_on")
-    declared = poll(lambda: answer("my-declared-reasoner"))
-    assert declared["choices"][0]["message"]["reasoning_content"]
-    assert declared["routing"]["thinking"] == "on"
+    try:
+        live.manage("add_provider", "--name", "my-reasoning-server", "--base-url", f"{simulated_url}/openai/v1",
+                    "--model", "my-reasoner=openai-gpt-oss-120b")
+        unmeasured = poll(lambda: answer("my-reasoner"))
+        assert unmeasured["choices"][0]["message"]["reasoning_content"]
+        assert "thinking" not in unmeasured["routing"] and "thinking_reason" not in unmeasured["routing"]
+        # Declared, the mode is known.
+        live.manage("add_provider", "--name", "my-declared-server", "--base-url", f"{simulated_url}/openai/v1",
+                    "--model", "my-declared-reasoner=openai-gpt-oss-120b", "--reasoning", "always_on")
+        declared = poll(lambda: answer("my-declared-reasoner"))
+        assert declared["choices"][0]["message"]["reasoning_content"]
+        assert declared["routing"]["thinking"] == "on"
+    finally:
+        live.remove_provider("my-reasoning-server")
+        live.remove_provider("my-declared-server")
 
 
 def test_thinking_on_claude_never_raises_max_tokens(http: httpx.Client) -> None:
