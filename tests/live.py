@@ -62,6 +62,13 @@ class LiveGateway:
                        "snapshot_version_bump()")
         return key
 
+    def remove_provider(self, slug: str) -> None:
+        """Remove a provider added with add_provider, and the models only it served (the gateway is shared)."""
+        self.shell("from providers.models import Provider; from routing.models import Model; "
+                   "from routing.snapshot import snapshot_version_bump; "
+                   f"Model.objects.filter(routes__provider__slug={slug!r}, from_catalog=False).delete(); "
+                   f"Provider.objects.filter(slug={slug!r}).delete(); snapshot_version_bump()")
+
     def shell(self, code: str) -> str:
         """Run Python in `manage.py shell` against the live database; return what it printed last."""
         lines = self.manage("shell", "--no-imports", "-c", code).strip().splitlines()

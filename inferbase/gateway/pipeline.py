@@ -24,8 +24,9 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
+from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
-from providers.errors import UpstreamError
+from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
 from providers.registry import adapter_for
 from routing.classifier import classification_key, classify
@@ -90,6 +91,7 @@ class Exchange:
     unrouted_trail: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] | None = None
     unrouted_mode: str = ""
     unrouted_classification: Classification | None = None
+    session_model: str | None = None  # the model that began the conversation, when known
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
@@ -183,6 +185,8 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model = lookups.session_model
     else:
         session_model = sessions.get_local(conversation_key(chat)) if chat.has_history else None
+    # A conversation whose model left the catalog is anchored afresh by the model that serves this turn.
+    ex.session_model = session_model if session_model in snapshot.models else None
     request = RoutingRequest(
         model=chat.model,
         prompt_tokens=prompt_tokens,
@@ -197,7 +201,7 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model=session_model,
         project_id=key.project_id,
         cost_multiplier=_cost_multiplier(key),
-        unhealthy_routes=route_health.unhealthy(),
+        resting_routes=route_health.resting(),
         overrides=chat.routing,
     )
     policy = snapshot.policy_for(
@@ -251,11 +255,14 @@ def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     dropped = set(chat.dropped_params)
     if link.route.dialect == "anthropic":
         dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
+        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
+        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
+            dropped.add("reasoning_effort")
     return tuple(sorted(dropped))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
-ROUTE_FAILURES = frozenset({"connect_error", "timeout", "first_token_timeout", "malformed_response",
+ROUTE_FAILURES = frozenset({*CONNECTION_CAUSES, "timeout", "first_token_timeout", "malformed_response",
                             "rate_limited", "upstream_error"})
 
 
@@ -303,8 +310,9 @@ def _all_failed(ex: Exchange) -> ApiError:
     outcomes = [a["outcome"] for a in ex.attempts]
     if outcomes and all("timeout" in o for o in outcomes):
         status, code, message = 504, "upstream_timeout", "Every route in the chain timed out."
-    elif outcomes and all(o == "connect_error" for o in outcomes):
-        status, code, message = 503, "upstream_unavailable", "No route in the chain could be reached."
+    elif outcomes and all(o in UNREACHABLE for o in outcomes):
+        causes = ", ".join(dict.fromkeys(CONNECTION_CAUSES[o] for o in outcomes))
+        status, code, message = 502, "upstream_unreachable", f"No route in the chain could be reached ({causes})."
     else:
         status, code, message = 502, "upstream_error", "Every route in the chain failed."
     detail = "; ".join(f"{a['route']}: {a['outcome']}" for a in ex.attempts)
@@ -531,8 +539,10 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any],
 
 
 def _remember_session(ex: Exchange, link: ChainLink) -> None:
+    """Anchor the conversation to the model that served its first turn (a fallback included); a later
+    turn, named or moved to another model, keeps the anchor (and its time to live) as it is."""
     if ex.chat is not None:
-        sessions.put(conversation_key(ex.chat), link.model.id)
+        sessions.put(conversation_key(ex.chat), ex.session_model or link.model.id)
 
 
 def sse(data: dict[str, Any]) -> bytes:
@@ -844,7 +854,7 @@ def record(ex: Exchange) -> None:
             "routing_mode": ex.unrouted_mode,
             "classifier_task_family": classification.task if classification else None,
             "complexity_band": classification.complexity if classification else None,
-            "eligibility_pool_size": int(trail[0].get("out", 0)),
+            "eligibility_pool_size": 0,  # no model passed every eligibility step
             "final_disposition": ex.disposition,
             "decisiveness": None,
             "forced_single": False,
