@@ -21,6 +21,7 @@ install-dev: $(VENV)/.dev
 
 run: install
 	$(PY) manage.py bootstrap
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	@echo "Inferbase on http://$(HOST):$(PORT)/api/v1/inference (simulated upstream at /simulated)"
 	PORT=$(PORT) $(VENV)/bin/daphne -b $(HOST) -p $(PORT) inferbase.asgi:application
 

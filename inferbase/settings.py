@@ -1,7 +1,8 @@
 """Settings for Inferbase, read from the environment only here.
 
-With nothing set: SQLite, in-process cache and channel layer, eager Celery, simulated upstream.
-Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (cache, channel layer, Celery broker).
+With nothing set: SQLite, a file cache, in-process channel layer, eager Celery, simulated upstream.
+Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (the cache the gateway processes share; also the
+channel layer and Celery broker, which nothing uses yet).
 """
 
 from __future__ import annotations
@@ -101,6 +102,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's) from STATIC_ROOT, filled by `manage.py collectstatic`; with DEBUG on,
+    # straight from the apps. Chat completions never reaches Django's middleware (asgi.py).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -177,7 +181,7 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "var" / "static"
+STATIC_ROOT = Path(env_str("INFERBASE_STATIC_DIR") or BASE_DIR / "var" / "static")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from inferbase.api import views
+from inferbase.views import landing_view
 
 api_patterns = [
     path("openapi.json", views.openapi_view, name="openapi"),
@@ -17,6 +18,8 @@ api_patterns = [
 ]
 
 urlpatterns = [
+    path("", landing_view, name="landing"),
+    path("openapi.json", views.openapi_view, name="openapi"),
     path("admin/", admin.site.urls),
     path("api/v1/inference/", include((api_patterns, "api"), namespace="inference")),
     path("api/v1/", include((api_patterns, "api"), namespace="v1")),

@@ -41,8 +41,18 @@ class CallOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ThinkingTraits:
+    """How a dialect serves a model that can switch thinking on and off: whether the model thinks when
+    it is sent no switch, and the smallest max_tokens with which it can think (0 when any will do)."""
+
+    on_by_default: bool
+    min_max_tokens: int = 0
+
+
 class ProviderAdapter(Protocol):
     dialect: str
+    thinking: ThinkingTraits
 
     async def complete(
         self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions

@@ -16,8 +16,28 @@ class UpstreamError(Exception):
         self.body = body
 
 
+# What broke when a connection failed, as an attempt's outcome, in words for messages.
+CONNECTION_CAUSES = {
+    "connection_refused": "connection refused",
+    "connection_reset": "connection reset",
+    "dns_failure": "DNS lookup failed",
+    "tls_failure": "TLS handshake failed",
+    "connect_error": "connection failed",
+    "connection_lost": "connection lost during the answer",
+}
+# The causes that mean the upstream was never reached: the request is answered 502 upstream_unreachable.
+UNREACHABLE = frozenset(CONNECTION_CAUSES) - {"connection_lost"}
+
+
 class UpstreamConnectError(UpstreamError):
+    """The connection failed: never made (refused, DNS, TLS), reset, or lost mid-answer; `outcome` names
+    which, as a key of CONNECTION_CAUSES."""
+
     outcome = "connect_error"
+
+    def __init__(self, message: str, *, cause: str = "connect_error") -> None:
+        super().__init__(message)
+        self.outcome = cause
 
 
 class UpstreamTimeout(UpstreamError):

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
-from .base import CallOptions, UpstreamTarget
+from .base import CallOptions, ThinkingTraits, UpstreamTarget
 from .errors import UpstreamMalformed
 from .transport import endpoint, open_stream, post, remaining, timed_events
 
@@ -42,6 +42,8 @@ def request_body(body: dict[str, Any], target: UpstreamTarget, options: CallOpti
 
 class OpenAICompatibleAdapter:
     dialect = "openai"
+    # Hybrid models served OpenAI-style (Qwen3 and the like) think unless they are switched off.
+    thinking = ThinkingTraits(on_by_default=True)
 
     async def complete(
         self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions

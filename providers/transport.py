@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
 from functools import lru_cache
 from typing import Any
 
+import aiohttp
 import httpx
 import orjson
 
 from .base import CallOptions
 from .errors import (
+    CONNECTION_CAUSES,
     FirstTokenTimeout,
     UpstreamConnectError,
     UpstreamError,
@@ -49,11 +53,54 @@ def error_message(status: int, raw: bytes) -> str:
     return f"upstream answered HTTP {status}"
 
 
-def _cause(exc: BaseException) -> str:
-    """Name an httpx error after what raised it: the aiohttp transport maps every connection error,
-    a server closing a kept-alive connection included, to httpx.ConnectTimeout."""
-    cause = exc.__cause__
-    return exc.__class__.__name__ if cause is None else f"{exc.__class__.__name__} ({cause.__class__.__name__})"
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and what raised it, outermost first."""
+    links: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in links:
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
+
+
+def _connection_cause(link: BaseException) -> str | None:
+    """The CONNECTION_CAUSES key one exception of the chain stands for, or None."""
+    if isinstance(link, ssl.SSLError | aiohttp.ClientSSLError):
+        return "tls_failure"
+    if isinstance(link, socket.gaierror | aiohttp.ClientConnectorDNSError):
+        return "dns_failure"
+    if isinstance(link, ConnectionRefusedError):
+        return "connection_refused"
+    if isinstance(link, ConnectionResetError | ConnectionAbortedError | BrokenPipeError
+                  | aiohttp.ServerDisconnectedError):
+        return "connection_reset"
+    return None
+
+
+def transport_failure(exc: httpx.TransportError, *, during_answer: bool = False) -> UpstreamError:
+    """Translate an httpx transport error by what really raised it: a timeout, or a connection that was
+    refused, reset, failed DNS or TLS (or, `during_answer`, was lost mid-answer).
+
+    The exception's own class is not enough: the aiohttp transport maps every aiohttp connection
+    error, a refused connection included, to httpx.ConnectTimeout; the cause chain says what it was."""
+    chain = _chain(exc)
+    names = " <- ".join(link.__class__.__name__ for link in chain)
+    cause = None
+    for link in chain:
+        cause = _connection_cause(link)
+        if cause is not None or isinstance(link, TimeoutError):
+            break
+    if cause is None:
+        from_aiohttp = any(isinstance(link, aiohttp.ClientError) for link in chain)
+        timed_out = any(isinstance(link, TimeoutError) for link in chain) or (
+            isinstance(exc, httpx.TimeoutException) and not from_aiohttp)
+        if timed_out:
+            return UpstreamTimeout(f"upstream timed out ({names})")
+        cause = "connect_error"
+    if during_answer:
+        return UpstreamConnectError(f"upstream stream broke: {CONNECTION_CAUSES[cause]} ({names})",
+                                    cause="connection_lost")
+    return UpstreamConnectError(f"could not reach the upstream: {CONNECTION_CAUSES[cause]} ({names})", cause=cause)
 
 
 @asynccontextmanager
@@ -64,10 +111,8 @@ async def _translated(budget: float, error: type[UpstreamTimeout], waiting_for: 
             yield
     except TimeoutError as exc:
         raise error(f"no {waiting_for} within {budget:.1f}s") from exc
-    except httpx.TimeoutException as exc:
-        raise UpstreamTimeout(f"upstream timed out: {_cause(exc)}") from exc
     except httpx.TransportError as exc:
-        raise UpstreamConnectError(f"could not reach the upstream: {_cause(exc)}") from exc
+        raise transport_failure(exc) from exc
 
 
 async def post(client: httpx.AsyncClient, url: str | httpx.URL, *, content: bytes, headers: dict[str, str],
@@ -202,10 +247,8 @@ async def timed_events(response: httpx.Response | Callable[[], Awaitable[httpx.R
                     if got_token:
                         raise UpstreamTimeout(f"upstream sent nothing for {wait:.1f}s") from exc
                     raise FirstTokenTimeout(f"no first token within {options.first_token_timeout:.1f}s") from exc
-                except httpx.TimeoutException as exc:
-                    raise UpstreamTimeout("upstream stream timed out") from exc
                 except httpx.TransportError as exc:
-                    raise UpstreamConnectError(f"upstream stream broke: {_cause(exc)}") from exc
+                    raise transport_failure(exc, during_answer=True) from exc
                 finally:
                     silence.stop()
                 for _name, data in decoder.feed(chunk):

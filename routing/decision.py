@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,8 @@ class RoutingRequest:
     session_model: str | None = None  # the model that began this conversation, if known
     project_id: int | None = None
     cost_multiplier: float = 1.0  # what the organization pays per list-price micro-dollar (markup; 0 free)
-    unhealthy_routes: frozenset[str] = frozenset()  # routes whose recent attempts failed (circuit open)
+    # Routes resting after repeated failures (circuit open): route id -> wall-clock time it rests until.
+    resting_routes: Mapping[str, float] = field(default_factory=dict)
     overrides: RoutingOverrides = field(default_factory=RoutingOverrides)
 
     @property

@@ -12,6 +12,7 @@ class Model(models.Model):
         NONE = "none"
         SWITCHABLE = "switchable"
         ALWAYS_ON = "always_on"
+        UNKNOWN = "unknown"  # not measured yet (a model added with add_provider that declared none)
 
     catalog_id = models.CharField(max_length=128, unique=True, help_text="slug, or slug:variant")
     base_id = models.CharField(max_length=128, db_index=True)

@@ -135,8 +135,11 @@ def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers
 @transaction.atomic
 def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: list[tuple[str, str]],
                  price_input: float = 0.0, price_output: float = 0.0, context_window: int = 32768,
-                 max_output_tokens: int = 4096, tools: bool = False) -> Provider:
-    """Add (or update) a user's own OpenAI-compatible endpoint and its models; no code change needed."""
+                 max_output_tokens: int = 4096, tools: bool = False, reasoning: str | None = None) -> Provider:
+    """Add (or update) a user's own OpenAI-compatible endpoint and its models; no code change needed.
+
+    A new model's reasoning is `reasoning` when declared, else unknown (so routing does not claim a
+    thinking mode it has not measured); a declared mode also updates a model added earlier this way."""
     from django.utils.text import slugify
 
     slug = slugify(name)
@@ -144,10 +147,14 @@ def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: lis
         slug=slug, defaults={"name": name, "kind": "openai-compatible", "dialect": "openai",
                              "base_url": base_url.rstrip("/"), "api_key_env": api_key_env})
     for catalog_id, upstream in models:
-        model, _ = Model.objects.get_or_create(
+        model, created = Model.objects.get_or_create(
             catalog_id=catalog_id, defaults={"base_id": catalog_id.split(":")[0], "name": catalog_id,
                                              "supports_tools": tools,
-                                             "variant_label": catalog_id.partition(":")[2]})
+                                             "variant_label": catalog_id.partition(":")[2],
+                                             "reasoning": reasoning or Model.Reasoning.UNKNOWN})
+        if not created and reasoning is not None and not model.from_catalog and model.reasoning != reasoning:
+            model.reasoning = reasoning
+            model.save(update_fields=["reasoning"])
         Route.objects.update_or_create(
             model=model, provider=provider,
             defaults={"upstream_model": upstream, "price_input": Decimal(str(price_input)),

@@ -60,7 +60,7 @@ class ModelSnap:
     supports_tools: bool
     verified_structured_output: bool
     supports_vision: bool
-    reasoning: str  # none | switchable | always_on
+    reasoning: str  # none | switchable | always_on | unknown (not measured)
     typical_reasoning_tokens: int
     slow_tier: bool
     benchmarks: dict[str, float]  # task -> 0..1, plus "overall"; may be empty

@@ -47,12 +47,12 @@ class LiveGateway:
 
     def create_key(self, *, org: str, project: str = "default", plan: str | None = None, policy: str | None = None,
                    **policy_fields: object) -> str:
-        """Create a key (and its organization, project and policy); `policy_fields` set on the policy."""
+        """Create a key (and its organization, project and, when missing, policy); `policy_fields` set on the policy."""
         args = ["create_api_key", "--org", org, "--project", project]
         if plan:
             args += ["--plan", plan]
         if policy:
-            args += ["--policy", policy]
+            args += ["--policy", policy, "--create-policy"]
         key = self.manage(*args).strip().splitlines()[-1]
         if policy_fields:
             # .update() sends no signal: bump the snapshot version so the server sees the change.
@@ -61,6 +61,13 @@ class LiveGateway:
                        f"RoutingPolicy.objects.filter(name={policy!r}).update(**{policy_fields!r}); "
                        "snapshot_version_bump()")
         return key
+
+    def remove_provider(self, slug: str) -> None:
+        """Remove a provider added with add_provider, and the models only it served (the gateway is shared)."""
+        self.shell("from providers.models import Provider; from routing.models import Model; "
+                   "from routing.snapshot import snapshot_version_bump; "
+                   f"Model.objects.filter(routes__provider__slug={slug!r}, from_catalog=False).delete(); "
+                   f"Provider.objects.filter(slug={slug!r}).delete(); snapshot_version_bump()")
 
     def shell(self, code: str) -> str:
         """Run Python in `manage.py shell` against the live database; return what it printed last."""
@@ -92,7 +99,8 @@ def _database_env(tmp: Path, tag: str) -> tuple[dict[str, str], object | None]:
 
 
 def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
-    """Migrate a fresh database, load the catalog, create a key and start daphne; poll until it answers."""
+    """Migrate a fresh database, load the catalog, create a key, collect static files and start daphne; poll until it
+    answers."""
     tag = uuid.uuid4().hex[:10]
     port = free_port()
     db_env, drop = _database_env(tmp, tag)
@@ -105,6 +113,7 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         "INFERBASE_CACHE_PREFIX": f"live-{tag}",
         "INFERBASE_CACHE_DIR": str(tmp / f"cache-{tag}"),
         "INFERBASE_SPOOL_DIR": str(tmp / f"spool-{tag}"),
+        "INFERBASE_STATIC_DIR": str(tmp / f"static-{tag}"),
         "INFERBASE_SNAPSHOT_CHECK_SECONDS": "0.2",
         "PYTHONUNBUFFERED": "1",
         **extra_env,
@@ -114,6 +123,7 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         gateway.cleanup.append(drop)
     key_file = tmp / f"key-{tag}"
     gateway.manage("bootstrap", "--key-file", str(key_file))
+    gateway.manage("collectstatic", "--noinput", "--verbosity", "0")  # as `make run` does: the admin's styles
     gateway.api_key = key_file.read_text().strip()
     gateway.log_path = tmp / f"daphne-{tag}.log"
     log = gateway.log_path.open("wb")

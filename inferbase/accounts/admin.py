@@ -4,9 +4,12 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from .crypto import secret_encrypt
 from .models import ApiKey, Organization, Project, ProviderKey
+from .services import api_key_revoke
 
 
 @admin.register(Organization)
@@ -22,8 +25,23 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are made by `manage.py create_api_key` (the raw key is shown once) and revoked, never un-revoked or
+    deleted: the logs keep naming the key that made each request."""
+
     list_display = ("prefix", "name", "project", "policy", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
+    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at", "revoked_at")
+    actions = ("revoke",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected API keys", permissions=("change",))
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for key in queryset.filter(revoked_at__isnull=True):
+            api_key_revoke(api_key=key)
 
 
 class ProviderKeyForm(forms.ModelForm):

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -14,6 +15,7 @@ from providers.models import Provider
 from routing.models import RoutingPolicy
 
 from .crypto import secret_encrypt
+from .errors import UnknownPolicyError
 from .models import ApiKey, Organization, Project, ProviderKey
 
 KEY_PREFIX = "inf_"
@@ -28,15 +30,19 @@ def api_key_hash(raw_key: str) -> str:
 class CreatedKey:
     api_key: ApiKey
     raw_key: str
+    previous_plan: str | None = None  # the organization's plan before this call changed it
 
 
-def organization_get_or_create(*, slug: str, plan: str | None = None) -> Organization:
+def organization_get_or_create(*, slug: str, plan: str | None = None) -> tuple[Organization, str | None]:
+    """Return the organization (new ones on `plan`, else pro) and its former plan when `plan` changed it."""
     slug = slugify(slug) or "default"
     org, created = Organization.objects.get_or_create(slug=slug, defaults={"name": slug, "plan": plan or Organization.Plan.PRO})
     if plan and org.plan != plan and not created:
+        previous = org.plan
         org.plan = plan
         org.save(update_fields=["plan"])
-    return org
+        return org, previous
+    return org, None
 
 
 def project_get_or_create(*, organization: Organization, name: str) -> Project:
@@ -44,21 +50,39 @@ def project_get_or_create(*, organization: Organization, name: str) -> Project:
     return project
 
 
+def routing_policy_for_key(*, organization: Organization, name: str, create: bool = False) -> RoutingPolicy:
+    """Return the organization's policy by this name, else a shared one (no organization).
+
+    Raise UnknownPolicyError, listing the policies there are, when neither exists, unless `create`:
+    then create it for the organization with the default settings."""
+    policies = RoutingPolicy.objects.filter(Q(organization=organization) | Q(organization__isnull=True))
+    by_name: dict[str, RoutingPolicy] = {}
+    for policy in policies:
+        if policy.organization_id is not None or policy.name not in by_name:  # the organization's own wins
+            by_name[policy.name] = policy
+    if name in by_name:
+        return by_name[name]
+    if create:
+        return RoutingPolicy.objects.create(organization=organization, name=name)
+    raise UnknownPolicyError(name, [f"{n} (shared)" if p.organization_id is None else n for n, p in sorted(by_name.items())])
+
+
 @transaction.atomic
 def api_key_create(
-    *, org_slug: str, project_name: str, plan: str | None = None, policy_name: str | None = None, name: str = ""
+    *, org_slug: str, project_name: str, plan: str | None = None, policy_name: str | None = None,
+    create_policy: bool = False, name: str = "",
 ) -> CreatedKey:
-    """Create the organization and project if missing and a new key; the raw key is returned only here."""
-    org = organization_get_or_create(slug=org_slug, plan=plan)
+    """Create the organization and project if missing and a new key; the raw key is returned only here.
+
+    Raise UnknownPolicyError (and create nothing) when `policy_name` names no policy and not `create_policy`."""
+    org, previous_plan = organization_get_or_create(slug=org_slug, plan=plan)
     project = project_get_or_create(organization=org, name=project_name)
     policy = None
     if policy_name:
-        policy = RoutingPolicy.objects.filter(organization=org, name=policy_name).first()
-        if policy is None:
-            policy = RoutingPolicy.objects.create(organization=org, name=policy_name)
+        policy = routing_policy_for_key(organization=org, name=policy_name, create=create_policy)
     raw = KEY_PREFIX + secrets.token_urlsafe(32).replace("-", "a").replace("_", "b")
     key = ApiKey.objects.create(project=project, name=name, prefix=raw[:12], key_hash=api_key_hash(raw), policy=policy)
-    return CreatedKey(api_key=key, raw_key=raw)
+    return CreatedKey(api_key=key, raw_key=raw, previous_plan=previous_plan)
 
 
 def api_key_revoke(*, api_key: ApiKey) -> None:

@@ -1,13 +1,14 @@
 """POST /chat/completions: one Channels AsyncHttpConsumer for streamed and non-streamed requests.
 
-A watcher task cancels the request when the client goes away (http.disconnect), at once, and with
-it the upstream request. The log record is written whatever happens.
+A watcher task cancels the request when the client goes away (http.disconnect) before the response
+is complete, at once, and with it the upstream request. The log record is written whatever happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -36,11 +37,16 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     as it arrives), runs the request while a second task watches for the client going away; it joins
     no channel layer group and makes no per-message database call."""
 
+    _stream_headers: list[tuple[bytes, bytes]] | None = None  # sent with the stream's first bytes
     _headers_sent = False
     _out: list[bytes] | None = None
     _flusher: asyncio.Task[None] | None = None
     _ending = False  # the stream is over: the flusher's last write ends the body
     _body_ended = False
+    # The whole response has been handed to the server. Servers send http.disconnect when a response
+    # completes (daphne does, as soon as the last body message is written), so a disconnect from
+    # then on is not a client leaving early.
+    _answered = False
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
@@ -68,11 +74,11 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         # it the upstream call.
         task = asyncio.current_task()
         assert task is not None
-        watching = asyncio.ensure_future(_cancel_on_disconnect(receive, task))
+        watching = asyncio.ensure_future(_cancel_on_disconnect(receive, task, lambda: self._answered))
         try:
             await self._serve(ex, b"".join(chunks))
         except asyncio.CancelledError:
-            if not (watching.done() and not watching.cancelled()):
+            if not (watching.done() and not watching.cancelled() and watching.result()):
                 raise  # cancelled by the server, not by the client leaving
             task.uncancel()
         finally:
@@ -84,9 +90,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         except ApiError as exc:
             await self._send_error(ex, exc)
         except asyncio.CancelledError:
-            ex.client_disconnected = True
-            ex.disposition = "client_disconnected"
-            ex.status_code = 499
+            if not self._answered:
+                ex.client_disconnected = True
+                ex.disposition = "client_disconnected"
+                ex.status_code = 499
             raise
         except Exception:
             logger.exception("unhandled error serving %s", ex.request_id)
@@ -112,13 +119,15 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         ex.chat = chat_request_parse(decoded)
         pipeline.route_request(ex, snapshot, await pipeline.lookups_fetch(ex.chat))
         if ex.chat.stream:
-            await self.send_headers(status=200, headers=[*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())])
-            self._headers_sent = True
+            # The headers go with the first bytes the pipeline emits: until then a failure is still
+            # answered with its own status.
+            self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())]
             try:
                 await pipeline.stream(ex, self._emit)
             except BaseException:
                 await self._flush()
                 raise
+            self._answered = True  # every event, [DONE] included, is emitted: the rest is writing
             await self._flush(end=True)
             return
         response = await pipeline.complete(ex)
@@ -134,6 +143,11 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 (b"x-inferbase-latency-ms", str(response["usage"]["latency_ms"]).encode()),
             ],
         )
+
+    async def send_body(self, body: bytes, *, more_body: bool = False) -> None:
+        if not more_body:
+            self._answered = True
+        await super().send_body(body, more_body=more_body)
 
     def _emit(self, data: bytes) -> None:
         # Written as soon as the loop turns, together with whatever else is already at hand (when the
@@ -151,7 +165,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 data = b"".join(self._out)
                 self._out.clear()
                 last = self._ending and not self._out
-                await self.send_body(data, more_body=not last)
+                await self._send_stream(data, more_body=not last)
                 self._body_ended = last
         finally:
             self._flusher = None
@@ -169,15 +183,21 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         data = b"".join(self._out) if self._out else b""
         if self._out:
             self._out.clear()
-        await self.send_body(data, more_body=not end)
+        await self._send_stream(data, more_body=not end)
         self._body_ended = end
+
+    async def _send_stream(self, data: bytes, *, more_body: bool) -> None:
+        if not self._headers_sent:
+            self._headers_sent = True
+            await self.send_headers(status=200, headers=self._stream_headers)
+        await self.send_body(data, more_body=more_body)
 
     async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
         ex.status_code = exc.status
         ex.error_code = exc.code
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
-        if self._headers_sent:
+        if self._out is not None:  # the stream has started: the error is its last event
             self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
             await self._flush(end=True)
             return
@@ -187,10 +207,14 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         await self.send_response(exc.status, orjson.dumps(exc.envelope()), headers=headers)
 
 
-async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any]) -> None:
+async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any], answered: Callable[[], bool]) -> bool:
+    """Cancel `task` when the client goes away before the response is complete; return whether it did."""
     while (await receive())["type"] != "http.disconnect":
         pass
+    if answered():
+        return False
     task.cancel()
+    return True
 
 
 def _bearer(scope: dict[str, Any]) -> str | None:

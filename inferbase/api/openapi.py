@@ -7,7 +7,7 @@ from typing import Any
 
 from routing.tasks import COMPLEXITIES, TASKS
 
-from .validation import FIELDS, OBJECTIVES, QUALITY_FLOORS, ROLES
+from .validation import FIELDS, MAX_CHOICES, OBJECTIVES, QUALITY_FLOORS, ROLES
 
 ERROR = {"$ref": "#/components/schemas/Error"}
 _TYPES: dict[str, dict[str, Any]] = {
@@ -17,7 +17,7 @@ _TYPES: dict[str, dict[str, Any]] = {
     "presence_penalty": {"type": "number", "minimum": -2, "maximum": 2},
     "max_tokens": {"type": "integer", "minimum": 1},
     "max_completion_tokens": {"type": "integer", "minimum": 1},
-    "n": {"type": "integer", "enum": [1]},
+    "n": {"type": "integer", "minimum": 1, "maximum": MAX_CHOICES},
     "seed": {"type": "integer"},
     "top_logprobs": {"type": "integer", "minimum": 0, "maximum": 20},
     "stop": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "maxItems": 4}]},

@@ -30,6 +30,9 @@ NOT_FORWARDED = frozenset(
     {"metadata", "store", "service_tier", "modalities", "audio", "prediction", "prompt_cache_key",
      "prompt_cache_retention", "safety_identifier", "verbosity", "web_search_options"}
 )
+# Choices per request: above this, each costs a whole upstream call where the provider cannot make
+# several in one, so the client is asked to send several requests instead.
+MAX_CHOICES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +52,10 @@ class ChatRequest:
     has_images: bool
     tool_loop: bool
     has_history: bool
-    forward: dict[str, Any]  # OpenAI-shaped body for the upstream, without model/stream/stream_options
+    forward: dict[str, Any]  # OpenAI-shaped body for the upstream, without model/stream/stream_options/n
     dropped_params: tuple[str, ...]
     prompt_cache_key: str | None
+    n: int = 1  # choices asked for
 
 
 def _bad(param: str, message: str, code: str = "invalid_value") -> ApiError:
@@ -391,8 +395,10 @@ def chat_request_parse(body: Any) -> ChatRequest:
         value = body.get(key)
         if value is not None:
             check(key, value)
-    if body.get("n") not in (None, 1):
-        raise _bad("n", "Invalid value for 'n': only n=1 is supported; send separate requests for more choices.", "unsupported_value")
+    n = body.get("n") or 1
+    if n > MAX_CHOICES:
+        raise _bad("n", f"Invalid value for 'n': {n} is above the limit of {MAX_CHOICES} choices per request; "
+                        "send several requests for more.")
     messages: list[dict[str, Any]] = []
     has_images = False
     for i, raw in enumerate(raw_messages):
@@ -442,4 +448,5 @@ def chat_request_parse(body: Any) -> ChatRequest:
         forward=forward,
         dropped_params=dropped,
         prompt_cache_key=body.get("prompt_cache_key"),
+        n=n,
     )

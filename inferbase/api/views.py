@@ -134,8 +134,7 @@ def _caller_organizations(request: Request) -> list[int]:
     user = getattr(request._request, "user", None)
     if user is not None and user.is_authenticated:
         return user_organization_ids(user_id=user.pk)
-    raise ApiError(401, "Authenticate with an API key (Authorization: Bearer inf_...) or a portal session.",
-                   code="missing_api_key")
+    raise ApiError(401, "Authenticate with an API key (Authorization: Bearer inf_...).", code="missing_api_key")
 
 
 async def not_found_view(request: HttpRequest, path: str = "") -> JsonResponse:

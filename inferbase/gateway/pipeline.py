@@ -24,8 +24,9 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
+from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
-from providers.errors import UpstreamError
+from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
 from providers.registry import adapter_for
 from routing.classifier import classification_key, classify
@@ -42,6 +43,7 @@ from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
+from .choices import all_or_none, completion_from_chunks, completions_merge, streams_merge, upstream_calls
 from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
@@ -89,6 +91,7 @@ class Exchange:
     unrouted_trail: tuple[tuple[dict[str, Any], ...], tuple[str, ...]] | None = None
     unrouted_mode: str = ""
     unrouted_classification: Classification | None = None
+    session_model: str | None = None  # the model that began the conversation, when known
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
@@ -182,6 +185,8 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model = lookups.session_model
     else:
         session_model = sessions.get_local(conversation_key(chat)) if chat.has_history else None
+    # A conversation whose model left the catalog is anchored afresh by the model that serves this turn.
+    ex.session_model = session_model if session_model in snapshot.models else None
     request = RoutingRequest(
         model=chat.model,
         prompt_tokens=prompt_tokens,
@@ -196,7 +201,7 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model=session_model,
         project_id=key.project_id,
         cost_multiplier=_cost_multiplier(key),
-        unhealthy_routes=route_health.unhealthy(),
+        resting_routes=route_health.resting(),
         overrides=chat.routing,
     )
     policy = snapshot.policy_for(
@@ -250,16 +255,19 @@ def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     dropped = set(chat.dropped_params)
     if link.route.dialect == "anthropic":
         dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
+        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
+        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
+            dropped.add("reasoning_effort")
     return tuple(sorted(dropped))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
-ROUTE_FAILURES = frozenset({"connect_error", "timeout", "first_token_timeout", "malformed_response",
+ROUTE_FAILURES = frozenset({*CONNECTION_CAUSES, "timeout", "first_token_timeout", "malformed_response",
                             "rate_limited", "upstream_error"})
 
 
 def _attempt_record(link: ChainLink, outcome: str, started: float, *, status: int | None = None,
-                    error: str = "") -> dict[str, Any]:
+                    error: str = "", calls: int = 1) -> dict[str, Any]:
     if outcome == "served":
         route_health.record(link.route.route_id, ok=True)
     elif outcome in ROUTE_FAILURES or outcome.startswith("http_5"):
@@ -274,6 +282,8 @@ def _attempt_record(link: ChainLink, outcome: str, started: float, *, status: in
         record["status"] = status
     if error:
         record["error"] = error[:300]
+    if calls > 1:
+        record["calls"] = calls  # n choices made as n upstream calls, each billed
     return record
 
 
@@ -300,13 +310,21 @@ def _all_failed(ex: Exchange) -> ApiError:
     outcomes = [a["outcome"] for a in ex.attempts]
     if outcomes and all("timeout" in o for o in outcomes):
         status, code, message = 504, "upstream_timeout", "Every route in the chain timed out."
-    elif outcomes and all(o == "connect_error" for o in outcomes):
-        status, code, message = 503, "upstream_unavailable", "No route in the chain could be reached."
+    elif outcomes and all(o in UNREACHABLE for o in outcomes):
+        causes = ", ".join(dict.fromkeys(CONNECTION_CAUSES[o] for o in outcomes))
+        status, code, message = 502, "upstream_unreachable", f"No route in the chain could be reached ({causes})."
     else:
         status, code, message = 502, "upstream_error", "Every route in the chain failed."
     detail = "; ".join(f"{a['route']}: {a['outcome']}" for a in ex.attempts)
     ex.disposition = code
     return ApiError(status, f"{message} Attempts: {detail}.", code=code, type=ErrorType.UPSTREAM)
+
+
+def _rejected(ex: Exchange, exc: UpstreamError) -> ApiError:
+    """Return the error for an upstream refusal that another route would refuse too (no fallback)."""
+    ex.disposition = "upstream_rejected"
+    return ApiError(400 if exc.status and exc.status < 500 else 502, f"The upstream refused the request: {exc.message}",
+                    code="upstream_rejected", type=ErrorType.UPSTREAM)
 
 
 def _first_token_left(ex: Exchange, budget: Budget) -> float:
@@ -341,72 +359,112 @@ async def complete(ex: Exchange) -> dict[str, Any]:
     body = _body_for(chat)
     chain = decision.chain
     # The last answer that was cut off before any content: served only if every later link fails.
-    last_result: tuple[ChainLink, dict[str, Any], dict[str, Any]] | None = None
+    last_result: tuple[ChainLink, dict[str, Any], list[dict[str, Any]], dict[str, Any]] | None = None
     for index, link in enumerate(chain):
         planned = _attempt_plan(ex, link, stream=False)
         if planned is None:
             break
         budget, options = planned
         adapter = adapter_for(link.route.dialect)
+        calls = upstream_calls(chat.n, link)
         started = time.perf_counter()
         try:
-            if budget.upstream_stream:
-                assembler = ChunkAssembler()
-                async with (asyncio.timeout(budget.attempt_max_s),
-                            aclosing(adapter.stream(client, _target(link), body, options)) as chunks):
-                    async for chunk in chunks:
-                        assembler.add(chunk)
-                result = assembler.completion()
-            else:
-                result = await adapter.complete(client, _target(link), body, options)
+            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), body, options, budget)
         except UpstreamError as exc:
-            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
+                                               calls=calls))
             if not exc.retryable:
-                ex.disposition = "upstream_rejected"
-                raise ApiError(400 if exc.status and exc.status < 500 else 502, f"The upstream refused the request: {exc.message}",
-                               code="upstream_rejected", type=ErrorType.UPSTREAM) from exc
+                raise _rejected(ex, exc) from exc
             continue
         except TimeoutError:
-            ex.attempts.append(_attempt_record(link, "timeout", started))
+            ex.attempts.append(_attempt_record(link, "timeout", started, calls=calls))
             continue
-        choice = result["choices"][0]
-        message = message_clean(choice.get("message") or {})
-        finish = choice.get("finish_reason")
-        if finish == "length" and not message.get("content") and not message.get("tool_calls") and index + 1 < len(chain):
+        messages = _answers(result)
+        if index + 1 < len(chain) and all(_cut_before_content(m) for m in messages):
             # An answer cut off before any content is a failed attempt: ask the next model.
-            record = _attempt_record(link, "no_content_before_limit", started)
+            record = _attempt_record(link, "no_content_before_limit", started, calls=calls)
             ex.attempts.append(record)
-            last_result = (link, result, record)
+            last_result = (link, result, messages, record)
             continue
         if chat.response_format_type and decision.policy.structured_output_extraction:
-            result, message = await _structured_repair(ex, link, adapter, client, body, options, result, message, started)
-        ex.attempts.append(_attempt_record(link, "served", started))
-        return _completion_response(ex, link, result, message, message.get("_finish", finish))
+            result, messages = await _structured_repairs(ex, link, adapter, client, body, options, result, messages,
+                                                         started)
+        ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
+        return _completion_response(ex, link, result, messages)
     if last_result is not None:
-        link, result, record = last_result
-        choice = result["choices"][0]
+        link, result, messages, record = last_result
         record["outcome"] = "served_truncated"
-        return _completion_response(ex, link, result, message_clean(choice.get("message") or {}), choice.get("finish_reason"))
+        return _completion_response(ex, link, result, messages)
     raise _all_failed(ex)
+
+
+async def _complete_attempt(n: int, calls: int, adapter: Any, client: Any, target: UpstreamTarget,
+                            body: dict[str, Any], options: CallOptions, budget: Budget) -> dict[str, Any]:
+    """Return one attempt's answer as one chat.completion of n choices: one upstream call asked for n,
+    or `calls` calls in parallel; raise what the upstream raised."""
+    if calls > 1:
+        return completions_merge(await all_or_none(
+            _complete_call(adapter, client, target, body, options, budget) for _ in range(calls)))
+    return await _complete_call(adapter, client, target, {**body, "n": n} if n > 1 else body, options, budget)
+
+
+async def _complete_call(adapter: Any, client: Any, target: UpstreamTarget, body: dict[str, Any],
+                         options: CallOptions, budget: Budget) -> dict[str, Any]:
+    if budget.upstream_stream:
+        return await completion_from_chunks(adapter.stream(client, target, body, options), budget.attempt_max_s)
+    return await adapter.complete(client, target, body, options)
+
+
+def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the messages of an upstream answer, each with its finish_reason under `_finish`."""
+    messages = []
+    for choice in result["choices"]:
+        message = message_clean(choice.get("message") or {})
+        message["_finish"] = choice.get("finish_reason")
+        messages.append(message)
+    return messages
+
+
+def _cut_before_content(message: dict[str, Any]) -> bool:
+    return message["_finish"] == "length" and not message.get("content") and not message.get("tool_calls")
 
 
 REASK_PROMPT = "Reply with only the JSON document, with no code fences and no commentary."
 
 
+async def _structured_repairs(ex: Exchange, link: ChainLink, adapter: Any, client: Any, body: dict[str, Any],
+                              options: CallOptions, result: dict[str, Any], messages: list[dict[str, Any]],
+                              started: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Take the JSON document out of each answer; a re-ask's usage is added to the result's."""
+    content = "".join(str(m.get("content") or "") for m in messages)
+    if len(messages) == 1:
+        repaired = [await _structured_repair(ex, link, adapter, client, body, options, messages[0], started)]
+    else:
+        repaired = await asyncio.gather(*(_structured_repair(ex, link, adapter, client, body, options, m, started)
+                                          for m in messages))
+    extra = [usage for _, usage in repaired if usage is not None]
+    if extra:
+        # A re-ask is a second attempt on the same route, billed: its usage is added to the first's.
+        first = _usage_from(ex, result.get("usage"), content)
+        result = {**result, "usage": {k: int(first.get(k, 0)) + sum(int(u.get(k, 0)) for u in extra)
+                                      for k in ("prompt_tokens", "completion_tokens", "total_tokens")}}
+    return result, [message for message, _ in repaired]
+
+
 async def _structured_repair(ex: Exchange, link: ChainLink, adapter: Any, client: Any, body: dict[str, Any],
-                             options: CallOptions, result: dict[str, Any], message: dict[str, Any],
-                             started: float) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Take the JSON document out of the answer; ask once more when the policy says so and there is none."""
+                             options: CallOptions, message: dict[str, Any],
+                             started: float) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Take the JSON document out of one answer; ask once more when the policy says so and there is none.
+    Return the message (with `_repair` when there is something to report) and the re-ask's usage."""
     assert ex.chat is not None and ex.decision is not None
     content = message.get("content")
     if not isinstance(content, str):
-        return result, message
+        return message, None
     extraction = json_extract(content)
     repair: dict[str, Any] = {"applied": False}
+    reask_usage = None
     if extraction.document is None and ex.decision.policy.structured_output_reask:
-        # The re-ask is a second attempt on the same route, billed: its usage is added to the first's.
         ex.attempts.append(_attempt_record(link, "no_json_document", started))
-        first_usage = _usage_from(ex, result.get("usage"), content)
         again = {**body, "messages": [*body["messages"], {"role": "assistant", "content": content},
                                       {"role": "user", "content": REASK_PROMPT}]}
         started = time.perf_counter()
@@ -415,12 +473,9 @@ async def _structured_repair(ex: Exchange, link: ChainLink, adapter: Any, client
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
             message["_repair"] = {"applied": False, "reason": "no_document", "reasked": True}
-            return {**result, "usage": first_usage}, message
-        second = _usage_from(ex, result.get("usage"), "")
-        result = {**result, "usage": {k: int(first_usage.get(k, 0)) + int(second.get(k, 0))
-                                      for k in ("prompt_tokens", "completion_tokens", "total_tokens")}}
-        message = message_clean(result["choices"][0].get("message") or {})
-        message["_finish"] = result["choices"][0].get("finish_reason")
+            return message, None
+        reask_usage = _usage_from(ex, result.get("usage"), "")
+        message = _answers(result)[0]
         content = message.get("content") or ""
         extraction = json_extract(content)
         repair["reasked"] = True
@@ -436,20 +491,20 @@ async def _structured_repair(ex: Exchange, link: ChainLink, adapter: Any, client
             repair["schema_errors"] = errors
     if repair != {"applied": False}:
         message["_repair"] = repair
-    return result, message
+    return message, reask_usage
 
 
-def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], message: dict[str, Any],
-                         finish: str | None) -> dict[str, Any]:
+def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any],
+                         messages: list[dict[str, Any]]) -> dict[str, Any]:
     assert ex.chat is not None and ex.routing is not None
     ex.served = link
-    ex.finish_reason = finish or "stop"
+    ex.finish_reason = messages[0]["_finish"] or "stop"
     ex.dropped_params = _dropped_for(ex.chat, link)
-    usage = _usage_from(ex, result.get("usage"), str(message.get("content") or ""))
+    usage = _usage_from(ex, result.get("usage"), "".join(str(m.get("content") or "") for m in messages))
     ex.usage = usage
     ex.cost_micros = _charge(ex, link, usage)
     routing = {k: v for k, v in ex.routing.items() if k != "object"}
-    if _truncated_by_thinking(message, finish):
+    if any(_truncated_by_thinking(m, m["_finish"]) for m in messages):
         routing["truncated"] = "max_tokens"
         routing["truncated_hint"] = TRUNCATED_HINT
     _remember_session(ex, link)
@@ -459,25 +514,35 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any], 
     usage_out["latency_ms"] = ex.elapsed_ms()
     if ex.dropped_params:
         usage_out["dropped_params"] = list(ex.dropped_params)
-    message.pop("_finish", None)
-    repair = message.pop("_repair", None)
-    if repair is not None:
-        usage_out["structured_output_repair"] = repair
-    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": ex.finish_reason, "logprobs": result["choices"][0].get("logprobs")}
+    upstream_choices = result["choices"]
+    choices: list[dict[str, Any]] = []
+    repairs: list[dict[str, Any] | None] = []
+    for i, message in enumerate(messages):
+        finish = message.pop("_finish", None) or "stop"
+        repairs.append(message.pop("_repair", None))
+        logprobs = upstream_choices[i].get("logprobs") if i < len(upstream_choices) else None
+        choices.append({"index": i, "message": message, "finish_reason": finish, "logprobs": logprobs})
+    if len(repairs) == 1 and repairs[0] is not None:
+        usage_out["structured_output_repair"] = repairs[0]
+    elif len(repairs) > 1 and any(r is not None for r in repairs):
+        # One report per choice, in choice order.
+        usage_out["structured_output_repair"] = [r or {"applied": False} for r in repairs]
     return {
         "id": ex.request_id,
         "object": "chat.completion",
         "created": int(ex.created),
         "model": link.model.id,
-        "choices": [choice],
+        "choices": choices,
         "usage": usage_out,
         "routing": routing,
     }
 
 
 def _remember_session(ex: Exchange, link: ChainLink) -> None:
+    """Anchor the conversation to the model that served its first turn (a fallback included); a later
+    turn, named or moved to another model, keeps the anchor (and its time to live) as it is."""
     if ex.chat is not None:
-        sessions.put(conversation_key(ex.chat), link.model.id)
+        sessions.put(conversation_key(ex.chat), ex.session_model or link.model.id)
 
 
 def sse(data: dict[str, Any]) -> bytes:
@@ -486,6 +551,9 @@ def sse(data: dict[str, Any]) -> bytes:
 
 SSE_DONE = b"data: [DONE]\n\n"
 SSE_KEEPALIVE = b": processing\n\n"
+# The Inferbase events carry one choice with an empty delta, so client loops that read
+# `chunk.choices[0].delta` (OpenAI's documented loop, the SDK helpers) pass over them unharmed.
+NO_DELTA_CHOICES = [{"index": 0, "delta": {}, "finish_reason": None}]
 
 
 class _Committed(Exception):
@@ -495,22 +563,33 @@ class _Committed(Exception):
         self.error = error
 
 
-class _Keepalive:
-    """Sends `: processing` when nothing has been sent for `interval` seconds. One timer per stream
-    that re-arms itself while data flows, so a fast stream pays no task and no timer per chunk."""
+class _StreamOut:
+    """The stream's way out. Holds the routing event until the first bytes go (the first chunk, or a
+    keepalive), so a chain that fails before then can still be answered with an HTTP error status;
+    sends `: processing` when nothing has been sent for `interval` seconds. One timer per stream that
+    re-arms itself while data flows, so a fast stream pays no task and no timer per chunk."""
 
-    def __init__(self, emit: Emit, interval: float) -> None:
+    def __init__(self, emit: Emit, interval: float, opening: bytes) -> None:
         self._emit = emit
         self._interval = interval
+        self._opening = opening
         self._loop = asyncio.get_running_loop()
         self._last = self._loop.time()
         self._handle: asyncio.TimerHandle | None = None
 
+    @property
+    def started(self) -> bool:
+        """Whether anything (the routing event first) has gone to the client."""
+        return not self._opening
+
     def emit(self, data: bytes) -> None:
         self._last = self._loop.time()
+        if self._opening:
+            self._emit(self._opening)
+            self._opening = b""
         self._emit(data)
 
-    def __enter__(self) -> _Keepalive:
+    def __enter__(self) -> _StreamOut:
         self._handle = self._loop.call_at(self._last + self._interval, self._fire)
         return self
 
@@ -545,17 +624,31 @@ def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str
 
 
 async def stream(ex: Exchange, emit: Emit) -> None:
-    """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE]."""
+    """Walk the chain for a streamed request, emitting SSE: routing, chunks, usage, [DONE].
+
+    Nothing is emitted until the first chunk is at hand or the keepalive interval passes; a chain
+    that fails before then raises ApiError, as when not streamed. After that a failure is an error
+    event."""
     assert ex.chat is not None
     client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
     body = _body_for(ex.chat)
-    with _Keepalive(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS) as keepalive:
-        await _stream_chain(ex, client, body, keepalive.emit)
+    with _StreamOut(emit, settings.INFERBASE_STREAM_KEEPALIVE_SECONDS, sse(routing_event(ex))) as out:
+        await _stream_chain(ex, client, body, out)
 
 
-async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: Emit) -> None:
+def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
+    """Raise `error` while nothing has been sent; after that, end the stream with an error event."""
+    if not out.started:
+        raise error
+    ex.status_code = 200
+    ex.error_code = error.code
+    out.emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    out.emit(SSE_DONE)
+
+
+async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _StreamOut) -> None:
     assert ex.chat is not None and ex.decision is not None and ex.routing is not None
-    emit(sse({**ex.routing, "choices": []}))
+    emit = out.emit
     hold_reasoning = ex.chat.extended_thinking is False
     for link in ex.decision.chain:
         planned = _attempt_plan(ex, link, stream=True)
@@ -563,14 +656,15 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
             break
         budget, options = planned
         adapter = adapter_for(link.route.dialect)
+        calls = upstream_calls(ex.chat.n, link)
         started = time.perf_counter()
         try:
-            served = await _stream_attempt(ex, link, adapter.stream(client, _target(link), body, options),
-                                           emit, hold_reasoning, budget)
+            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), body, options)
+            served = await _stream_attempt(ex, link, source, emit, hold_reasoning, budget)
         except _Committed as committed:
             err = committed.error
             outcome = err.outcome if isinstance(err, UpstreamError) else "timeout"
-            ex.attempts.append(_attempt_record(link, outcome, started, error=str(err)))
+            ex.attempts.append(_attempt_record(link, outcome, started, error=str(err), calls=calls))
             ex.disposition = "failed_mid_stream"
             ex.status_code = 200
             ex.error_code = outcome
@@ -581,23 +675,32 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
             emit(SSE_DONE)
             return
         except UpstreamError as exc:
-            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message))
+            ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
+                                               calls=calls))
+            if not exc.retryable:
+                _stream_fail(ex, out, _rejected(ex, exc))
+                return
             continue
         except TimeoutError:
-            ex.attempts.append(_attempt_record(link, "timeout", started))
+            ex.attempts.append(_attempt_record(link, "timeout", started, calls=calls))
             continue
         if served is None:
-            ex.attempts.append(_attempt_record(link, "no_content_before_limit", started))
+            ex.attempts.append(_attempt_record(link, "no_content_before_limit", started, calls=calls))
             continue
-        ex.attempts.append(_attempt_record(link, "served", started))
+        ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
         await _stream_finish(ex, link, served)
         await _emit_usage(ex, link, served, emit)
         return
-    error = _all_failed(ex)
-    ex.status_code = 200
-    ex.error_code = error.code
-    emit(sse({"object": "error", "error": error.envelope()["error"]}))
-    emit(SSE_DONE)
+    _stream_fail(ex, out, _all_failed(ex))
+
+
+def _stream_source(n: int, calls: int, adapter: Any, client: Any, target: UpstreamTarget, body: dict[str, Any],
+                   options: CallOptions) -> AsyncIterator[dict[str, Any]]:
+    """Return one attempt's chunks, of n choices: one upstream stream asked for n, or `calls` streams
+    interleaved by choice index."""
+    if calls > 1:
+        return streams_merge([adapter.stream(client, target, body, options) for _ in range(calls)])
+    return adapter.stream(client, target, {**body, "n": n} if n > 1 else body, options)
 
 
 async def _stream_attempt(ex: Exchange, link: ChainLink, source: AsyncIterator[dict[str, Any]], emit: Emit,
@@ -646,21 +749,38 @@ async def _stream_finish(ex: Exchange, link: ChainLink, assembler: ChunkAssemble
     _remember_session(ex, link)
 
 
+def routing_event(ex: Exchange) -> dict[str, Any]:
+    """Return the stream's routing event: the routing object, shaped as a chunk with an empty delta."""
+    assert ex.routing is not None
+    return {"id": ex.request_id, "object": "routing", "created": int(ex.created), **ex.routing,
+            "choices": NO_DELTA_CHOICES}
+
+
 async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, emit: Emit) -> None:
+    """Emit OpenAI's usage chunk (when asked for), then the usage event and [DONE].
+
+    The token counts go only in OpenAI's chunk, so code that sums `chunk.usage` counts them once;
+    the usage event carries what the request cost and how long it took."""
     assert ex.chat is not None
-    usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
+    latency_ms = ex.elapsed_ms()
     if ex.chat.include_usage:
+        usage = {k: v for k, v in ex.usage.items() if k != "estimated"}
+        usage["cost_micros"] = ex.cost_micros
+        usage["latency_ms"] = latency_ms
         emit(sse({"id": ex.request_id, "object": "chat.completion.chunk", "created": int(ex.created),
-                        "model": link.model.id, "choices": [], "usage": usage}))
+                  "model": link.model.id, "choices": [], "usage": usage}))
     event: dict[str, Any] = {
-        "object": "usage",
         "id": ex.request_id,
+        "object": "usage",
+        "created": int(ex.created),
         "model": link.model.id,
-        "choices": [],
-        "usage": {**usage, "cost_micros": ex.cost_micros, "latency_ms": ex.elapsed_ms(), "ttft_ms": ex.ttft_ms},
+        "choices": NO_DELTA_CHOICES,
+        "cost_micros": ex.cost_micros,
+        "latency_ms": latency_ms,
+        "ttft_ms": ex.ttft_ms,
     }
     if ex.dropped_params:
-        event["usage"]["dropped_params"] = list(ex.dropped_params)
+        event["dropped_params"] = list(ex.dropped_params)
     if ex.finish_reason == "length" and assembler.reasoning:
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
@@ -734,7 +854,7 @@ def record(ex: Exchange) -> None:
             "routing_mode": ex.unrouted_mode,
             "classifier_task_family": classification.task if classification else None,
             "complexity_band": classification.complexity if classification else None,
-            "eligibility_pool_size": int(trail[0].get("out", 0)),
+            "eligibility_pool_size": 0,  # no model passed every eligibility step
             "final_disposition": ex.disposition,
             "decisiveness": None,
             "forced_single": False,

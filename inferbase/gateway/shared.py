@@ -132,15 +132,16 @@ class RouteHealth:
     def rest_seconds(self) -> float:
         return self._rest_seconds if self._rest_seconds is not None else float(settings.INFERBASE_ROUTE_REST_SECONDS)
 
-    def unhealthy(self) -> frozenset[str]:
-        """Return the routes resting now (wall-clock so that processes agree)."""
+    def resting(self) -> dict[str, float]:
+        """Return the routes resting now, each with the wall-clock time it rests until (wall-clock so
+        that processes agree, and so that routing can say until when)."""
         if not self._open_until:
-            return frozenset()
+            return {}
         now = time.time()
         for route, until in list(self._open_until.items()):
             if until <= now:
                 del self._open_until[route]
-        return frozenset(self._open_until)
+        return dict(self._open_until)
 
     def record(self, route_id: str, ok: bool) -> None:
         if ok:

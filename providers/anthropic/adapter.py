@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import orjson
 
-from ..base import CallOptions, UpstreamTarget
+from ..base import CallOptions, ThinkingTraits, UpstreamTarget
 from ..errors import UpstreamMalformed
 from ..transport import drain, endpoint, open_stream, post, remaining, timed_events
-from .request import ANTHROPIC_VERSION, to_anthropic_request
+from .request import ANTHROPIC_VERSION, MIN_THINKING_MAX_TOKENS, to_anthropic_request
 from .response import carries_token, from_anthropic_response, translate_stream
 
 
@@ -33,6 +33,8 @@ class AnthropicAdapter:
     """ProviderAdapter for the Anthropic Messages API (`POST {base_url}/messages`)."""
 
     dialect = "anthropic"
+    # Claude thinks only when the request enables it, and only with room for the minimum budget.
+    thinking = ThinkingTraits(on_by_default=False, min_max_tokens=MIN_THINKING_MAX_TOKENS)
 
     def _payload(
         self, target: UpstreamTarget, body: dict[str, Any], options: CallOptions, stream: bool

@@ -11,6 +11,11 @@ from ..base import CallOptions
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; OpenAI callers often leave it out
 MIN_THINKING_BUDGET = 1024  # Anthropic's floor for thinking.budget_tokens
+THINKING_ANSWER_ROOM = 256  # the least of max_tokens left for the answer beside a thinking budget
+MIN_THINKING_MAX_TOKENS = MIN_THINKING_BUDGET + THINKING_ANSWER_ROOM  # below this, thinking stays off
+DEFAULT_BUDGET_CAP = 16000
+# reasoning_effort as the share of max_tokens the thinking budget may take (minimal: Anthropic's floor).
+EFFORT_SHARES = {"minimal": 0.0, "low": 0.25, "medium": 0.5, "high": 0.75, "xhigh": 1.0}
 JSON_INSTRUCTION = "Respond with only a JSON document: no prose before or after it, no code fences."
 
 
@@ -149,11 +154,38 @@ def _json_instruction(response_format: Any) -> str | None:
     return None
 
 
+def thinking_budget(max_tokens: int, *, requested: int | None = None, effort: str | None = None) -> int | None:
+    """Return the thinking budget that fits inside max_tokens, leaving room for the answer, or None when
+    even Anthropic's minimum does not fit (thinking then stays off). Thinking counts toward max_tokens,
+    which is never raised. `requested` wins over `effort` (a share of max_tokens); else half, capped."""
+    room = max_tokens - THINKING_ANSWER_ROOM
+    if room < MIN_THINKING_BUDGET:
+        return None
+    if requested:
+        budget = requested
+    elif effort in EFFORT_SHARES:
+        budget = int(max_tokens * EFFORT_SHARES[effort])
+    else:
+        budget = min(max_tokens // 2, DEFAULT_BUDGET_CAP)
+    return max(MIN_THINKING_BUDGET, min(budget, room))
+
+
+def maps_reasoning_effort(body: dict[str, Any], thinking: bool | None) -> bool:
+    """Return True when the body's reasoning_effort sets the thinking budget: thinking is on and the
+    effort is one of EFFORT_SHARES (otherwise it is not forwarded, and is reported as dropped)."""
+    return thinking is True and body.get("reasoning_effort") in EFFORT_SHARES and not _forced_tool(body)
+
+
+def _forced_tool(body: dict[str, Any]) -> bool:
+    choice = body.get("tool_choice")
+    return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
+
+
 def to_anthropic_request(body: dict[str, Any], options: CallOptions) -> dict[str, Any]:
     """Return the Anthropic Messages body for an OpenAI chat-completions body (without `stream`).
 
-    Thinking is enabled only when `options.thinking is True`; max_tokens is then raised by the budget
-    when it would not exceed it, so the caller's room for the answer is kept."""
+    Thinking is enabled only when `options.thinking is True` and a budget fits inside the caller's
+    max_tokens (see thinking_budget); max_tokens is sent as the caller set it."""
     system, messages = _messages(body.get("messages") or [])
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
     out: dict[str, Any] = {"model": body.get("model"), "messages": messages, "max_tokens": max_tokens}
@@ -184,12 +216,10 @@ def to_anthropic_request(body: dict[str, Any], options: CallOptions) -> dict[str
     if body.get("user"):
         out["metadata"] = {"user_id": str(body["user"])}
     # Anthropic refuses thinking together with a forced tool choice, so a forced call goes without.
-    forced = choice is not None and choice["type"] in ("any", "tool")
-    if options.thinking is True and not forced:
-        budget = options.thinking_budget or max(MIN_THINKING_BUDGET, min(max_tokens // 2, 16000))
-        budget = max(budget, MIN_THINKING_BUDGET)
-        if max_tokens <= budget:
-            out["max_tokens"] = budget + max_tokens
-        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        out.pop("temperature", None)  # Anthropic accepts only the default temperature while thinking
+    if options.thinking is True and not _forced_tool(body):
+        budget = thinking_budget(max_tokens, requested=options.thinking_budget,
+                                 effort=body.get("reasoning_effort"))
+        if budget is not None:
+            out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            out.pop("temperature", None)  # Anthropic accepts only the default temperature while thinking
     return out

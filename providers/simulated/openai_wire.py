@@ -61,6 +61,11 @@ class OpenAIWire:
             max_tokens = body.get("max_tokens")
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise WireError(400, "max_tokens must be a positive integer")
+        n = body.get("n")
+        if n is None:
+            n = 1
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128:
+            raise WireError(400, "n must be an integer between 1 and 128")
         kwargs = body.get("chat_template_kwargs") or {}
         thinking = not (
             body.get("reasoning_effort") == "none"
@@ -105,6 +110,7 @@ class OpenAIWire:
             json_mode=fmt_type in ("json_object", "json_schema"),
             json_schema=schema,
             prompt_tokens=prompt_tokens,
+            n=n,
         )
 
     def has_images(self, body: Mapping[str, Any]) -> bool:
@@ -115,13 +121,13 @@ class OpenAIWire:
             if isinstance(m, dict)
         )
 
-    def usage(self, plan: Plan) -> dict[str, Any]:
+    def usage(self, plan: Plan, n: int = 1) -> dict[str, Any]:
         return {
             "prompt_tokens": plan.prompt_tokens,
-            "completion_tokens": plan.completion_tokens,
-            "total_tokens": plan.prompt_tokens + plan.completion_tokens,
+            "completion_tokens": plan.completion_tokens * n,
+            "total_tokens": plan.prompt_tokens + plan.completion_tokens * n,
             "prompt_tokens_details": {"cached_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": len(plan.reasoning)},
+            "completion_tokens_details": {"reasoning_tokens": len(plan.reasoning) * n},
         }
 
     def complete(self, plan: Plan, req: SimRequest, response_id: str) -> bytes:
@@ -147,8 +153,9 @@ class OpenAIWire:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": req.model,
-                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish}],
-                "usage": self.usage(plan),
+                "choices": [{"index": i, "message": message, "logprobs": None, "finish_reason": plan.finish}
+                            for i in range(req.n)],
+                "usage": self.usage(plan, req.n),
                 "system_fingerprint": "simulated",
             }
         )
@@ -156,7 +163,7 @@ class OpenAIWire:
     def stream(self, plan: Plan, req: SimRequest, response_id: str, body: Mapping[str, Any]) -> OpenAIStream:
         opts = body.get("stream_options")
         include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
-        return OpenAIStream(plan, req.model, response_id, include_usage)
+        return OpenAIStream(plan, req.model, response_id, include_usage, req.n)
 
     def models(self, ids: list[str]) -> bytes:
         return orjson.dumps(
@@ -170,9 +177,10 @@ class OpenAIWire:
 class OpenAIStream:
     """Render one plan as OpenAI SSE frames, piece by piece."""
 
-    def __init__(self, plan: Plan, model: str, response_id: str, include_usage: bool) -> None:
+    def __init__(self, plan: Plan, model: str, response_id: str, include_usage: bool, n: int = 1) -> None:
         self._plan = plan
         self._include_usage = include_usage
+        self._n = n
         self._base = {
             "id": "chatcmpl-" + response_id,
             "object": "chat.completion.chunk",
@@ -183,9 +191,14 @@ class OpenAIStream:
         self._tool_started = False
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        if self._n > 1:  # one chunk per choice, as OpenAI streams n choices
+            return b"".join(self._frame(i, delta, finish) for i in range(self._n))
+        return self._frame(0, delta, finish)
+
+    def _frame(self, index: int, delta: dict[str, Any], finish: str | None) -> bytes:
         chunk = {
             **self._base,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}],
         }
         if self._include_usage:
             chunk["usage"] = None
@@ -223,7 +236,7 @@ class OpenAIStream:
         out = self._chunk({}, self._plan.finish)
         if self._include_usage:
             plan = self._plan
-            usage = OpenAIWire().usage(plan)
+            usage = OpenAIWire().usage(plan, self._n)
             out += b"data: " + orjson.dumps({**self._base, "choices": [], "usage": usage}) + b"\n\n"
         return out + b"data: [DONE]\n\n"
 

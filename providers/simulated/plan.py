@@ -45,6 +45,7 @@ class SimRequest:
     json_mode: bool
     json_schema: Mapping[str, Any] | None
     prompt_tokens: int
+    n: int = 1  # choices asked for (OpenAI wire); each is the same answer
 
 
 @dataclass(frozen=True, slots=True)

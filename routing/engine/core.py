@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from providers.registry import thinking_traits
+
 from ..decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
-from ..snapshot import ModelSnap, PolicySnap, Snapshot
+from ..snapshot import ModelSnap, PolicySnap, RouteSnap, Snapshot
 from .estimates import (
     Thinking,
     answer_tokens,
@@ -20,6 +22,7 @@ from .estimates import (
 )
 from .filters import (
     Candidate,
+    Credential,
     Trail,
     effective_pool,
     in_policy_pool,
@@ -64,10 +67,11 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
               **extra)
     if not pool.models:
         raise trail.failure("No model is in the routing pool.", status=503, code="no_eligible_model")
-    candidates = run_servable([Candidate(m, []) for m in pool.models], trail, snapshot, request, narrowed)
+    candidates, refusals = run_servable([Candidate(m, []) for m in pool.models], trail, snapshot, request, narrowed)
     if not candidates:
-        raise trail.failure("No model in the pool has a servable route: none has a provider credential that "
-                            "the policy allows.", status=503, code="no_eligible_model")
+        why = refusals.clause("they", singular=False) or "none of them has a route"
+        raise trail.failure(f"No model in the pool has a servable route: {why}.", status=503,
+                            code="no_eligible_model")
     candidates, emptied = run_fit_steps(candidates, trail, request, narrowed)
     if emptied is not None:
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
@@ -78,7 +82,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    thinking_memo: dict[tuple[str, bool], Thinking] = {}
+    thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking] = {}
     order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
                    narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
@@ -111,7 +115,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         substituted_from=pool.substituted.get(pick.model.id),
         dropped_pool_ids=pool.dropped,
     )
-    return _decision(chain, policy, routing, trail, len(pool.models), pick, narrowed)
+    return _decision(chain, policy, routing, trail, len(order), pick, narrowed)
 
 
 def _decide_pinned(request: RoutingRequest, classification: Classification, policy: PolicySnap,
@@ -131,10 +135,10 @@ def _decide_pinned(request: RoutingRequest, classification: Classification, poli
 
     trail = Trail()
     trail.add("pool_loaded", 1, 1, f"1 model in the pool: the request named {request.model}.")
-    candidates = run_servable([Candidate(model, [])], trail, snapshot, request, narrowed)
+    candidates, refusals = run_servable([Candidate(model, [])], trail, snapshot, request, narrowed)
     if not candidates:
-        raise trail.failure(f"{model.id} has no servable route: no provider credential that the policy allows.",
-                            status=503, code="no_servable_route")
+        why = refusals.clause("it", singular=True) or "it has no route"
+        raise trail.failure(f"{model.id} has no servable route: {why}.", status=503, code="no_servable_route")
     # A named model is always used: structured output is forwarded to it as written (and the answer's
     # JSON extracted) even where support is not verified; only auto insists on verified support.
     fit_request = replace(request, needs_structured_output=False)
@@ -180,14 +184,20 @@ def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingReq
 
 
 def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
-               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool], Thinking]) -> Contender:
+               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking]) -> Contender:
     model = candidate.model
     no_room = leaves_no_room_to_think(model, request.max_tokens)
-    # The thinking outcome depends on the model only through these two facts; memoised per decision.
-    thinking = thinking_memo.get((model.reasoning, no_room))
+    default_on, can_think = None, True
+    if model.reasoning == "switchable":
+        default_on, floor = _served_thinking(candidate.routes)
+        can_think = request.max_tokens is None or request.max_tokens >= floor
+    # The thinking outcome depends on the model only through these facts; memoised per decision.
+    memo_key = (model.reasoning, no_room, default_on, can_think)
+    thinking = thinking_memo.get(memo_key)
     if thinking is None:
-        thinking = thinking_for(model, thinking_wish(model, request, classification, narrowed.objective))
-        thinking_memo[(model.reasoning, no_room)] = thinking
+        wish = thinking_wish(model, request, classification, narrowed.objective)
+        thinking = thinking_for(model, wish, default_on, can_think=can_think)
+        thinking_memo[memo_key] = thinking
     reasoning = reasoning_tokens(model, thinking.thinks)
     answer = answer_tokens(request.max_tokens)
     basis = wait_basis(request.stream, thinking.thinks)
@@ -202,6 +212,18 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
     options = [option for _, option in keyed]
     return Contender(model, options, candidate.score, candidate.proxied, thinking,
                      model.reasoning == "always_on" and no_room)
+
+
+def _served_thinking(routes: list[tuple[RouteSnap, Credential]]) -> tuple[bool | None, int]:
+    """Return how a switchable model's routes serve its thinking: whether it thinks when sent no switch
+    (None when they disagree), and the smallest max_tokens with which every one of them can think."""
+    dialect = routes[0][0].dialect
+    if all(route.dialect == dialect for route, _ in routes):  # the usual case: one dialect
+        traits = thinking_traits(dialect)
+        return traits.on_by_default, traits.min_max_tokens
+    every = {thinking_traits(route.dialect) for route, _ in routes}
+    defaults = {t.on_by_default for t in every}
+    return (defaults.pop() if len(defaults) == 1 else None), max(t.min_max_tokens for t in every)
 
 
 def _first(pair: tuple[Any, Option]) -> Any:
@@ -249,9 +271,10 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
         routing["variant_substituted"] = True
         routing["requested_variant"] = substituted_from
     routing["slow_tier"] = model.slow_tier
-    routing["thinking"] = pick.thinking.mode
-    if pick.thinking.reason is not None:
-        routing["thinking_reason"] = pick.thinking.reason
+    if pick.thinking.mode is not None:  # absent only when the mode is not known
+        routing["thinking"] = pick.thinking.mode
+        if pick.thinking.reason is not None:
+            routing["thinking_reason"] = pick.thinking.reason
     routing["expected_wait_ms"] = None if first.wait is None else round(first.wait)
     routing["wait_basis"] = wait_basis(request.stream, pick.thinking.thinks)
     routing["reasoning"] = reasoning
@@ -269,14 +292,16 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
 
 
 def _decision(chain: tuple[ChainLink, ...], policy: PolicySnap, routing: dict[str, Any], trail: Trail,
-              pool_size: int, pick: Contender, narrowed: Narrowed) -> Decision:
+              eligible: int, pick: Contender, narrowed: Narrowed) -> Decision:
+    """Build the Decision; `eligible` counts the models that passed every eligibility step (the chain
+    step's `in`), not the pool they were chosen from."""
     return Decision(
         chain=chain,
         policy=policy,
         routing=routing,
         filter_trail=tuple(trail.records),
         filter_trail_text=tuple(trail.texts),
-        eligibility_pool_size=pool_size,
+        eligibility_pool_size=eligible,
         thinking=pick.thinking.send,
         first_token_timeout_ms=narrowed.first_token_timeout_ms,
         total_deadline_ms=narrowed.total_deadline_ms,

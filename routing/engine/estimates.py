@@ -25,7 +25,7 @@ class ThinkingWish:
 class Thinking:
     """How the model will run: shown mode, the reason to state, what to send upstream, and whether it thinks."""
 
-    mode: str  # on | off
+    mode: str | None  # on | off; None when not known (the model's reasoning is unmeasured)
     reason: str | None
     send: bool | None
     thinks: bool
@@ -54,8 +54,15 @@ def thinking_wish(model: ModelSnap, request: RoutingRequest, classification: Cla
     return ThinkingWish(None, False, None)
 
 
-def thinking_for(model: ModelSnap, wish: ThinkingWish) -> Thinking:
-    """Return how the model runs under the wish; never send a switch to a model without one."""
+def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None, *, can_think: bool = True) -> Thinking:
+    """Return how the model runs under the wish; never send a switch to a model without one.
+
+    `default_on` says whether a switchable model thinks when it is sent no switch, as its routes serve
+    it (None when they disagree); `can_think` is False when max_tokens is below the smallest its routes
+    can think with (Anthropic's minimum budget plus room for the answer): thinking is then off, since
+    max_tokens is never raised. The mode is None (not known) for a model whose reasoning is unmeasured."""
+    if model.reasoning == "unknown":
+        return Thinking(None, None, None, False)
     if model.reasoning == "none":
         if wish.by_client:
             return Thinking("off", "route_cannot_think" if wish.value else None, None, False)
@@ -64,8 +71,14 @@ def thinking_for(model: ModelSnap, wish: ThinkingWish) -> Thinking:
         if wish.value is False:
             return Thinking("on", "model_ignores_off", None, True)
         return Thinking("on", None if wish.by_client else wish.reason, None, True)
-    thinks = wish.value is not False
-    return Thinking("on" if thinks else "off", None if wish.by_client else wish.reason, wish.value, thinks)
+    reason = None if wish.by_client else wish.reason
+    if not can_think and (wish.value if wish.value is not None else default_on) is not False:
+        return Thinking("off", "max_tokens", False, False)
+    if wish.value is None:  # left to the model: its default as served
+        if default_on is None:
+            return Thinking(None, None, None, True)
+        return Thinking("on" if default_on else "off", reason, None, default_on)
+    return Thinking("on" if wish.value else "off", reason, wish.value, wish.value)
 
 
 def reasoning_tokens(model: ModelSnap, thinks: bool) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from ..decision import RoutingError, RoutingRequest
@@ -17,8 +18,8 @@ NOT_SERVABLE_REASONS = {
     "credential": "a provider credential",
     "provider": "a provider the policy allows",
     "region": "a provider in the allowed data regions",
-    "health": "a provider that is answering (recent attempts failed)",
 }
+RESTING_SHOWN = 3  # resting routes named in a sentence; the trail record lists them all
 
 
 class HasModel(Protocol):
@@ -58,6 +59,45 @@ class Trail:
         """Return a RoutingError carrying the trail so far."""
         return RoutingError(message, status=status, code=code, param=param,
                             filter_trail=tuple(self.records), filter_trail_text=tuple(self.texts))
+
+
+@dataclass(slots=True)
+class Refusals:
+    """Why routes were not servable: the static reasons (NOT_SERVABLE_REASONS keys), and the routes
+    resting after repeated failures with the wall-clock time each rests until."""
+
+    reasons: set[str] = field(default_factory=set)
+    resting: dict[str, float] = field(default_factory=dict)
+
+    def add(self, other: Refusals) -> None:
+        """Merge another model's refusals into these."""
+        self.reasons |= other.reasons
+        self.resting.update(other.resting)
+
+    def clause(self, subject: str, *, singular: bool) -> str:
+        """Return e.g. 'the others lack a provider credential, or have routes resting after repeated
+        failures (groq/a until 2026-10-12T14:03:07Z)'; '' when nothing was refused."""
+        parts = []
+        if self.reasons:
+            verb = "lacks" if singular else "lack"
+            parts.append(f"{verb} " + " or ".join(NOT_SERVABLE_REASONS[r] for r in sorted(self.reasons)))
+        if self.resting:
+            verb = "has" if singular else "have"
+            parts.append(f"{verb} routes resting after repeated failures ({resting_list(self.resting)})")
+        return f"{subject} " + ", or ".join(parts) if parts else ""
+
+
+def resting_list(resting: dict[str, float]) -> str:
+    """Return 'groq/a until 2026-10-12T14:03:07Z, ...' for the first few resting routes."""
+    routes = sorted(resting)
+    shown = ", ".join(f"{route} until {utc_text(resting[route])}" for route in routes[:RESTING_SHOWN])
+    more = len(routes) - RESTING_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def utc_text(wall: float) -> str:
+    """Return a wall-clock time (seconds since the epoch) as ISO 8601 UTC, to the second."""
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +147,8 @@ SERVABLE_MEMO_LIMIT = 4096
 
 
 def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingRequest, narrowed: Narrowed,
-                    reasons: set[str] | None = None) -> list[tuple[RouteSnap, Credential]]:
-    """Return the model's servable routes with their credentials, noting refusals in reasons.
+                    refusals: Refusals | None = None) -> list[tuple[RouteSnap, Credential]]:
+    """Return the model's servable routes with their credentials, noting why others are not in refusals.
 
     Provider, region and credential depend only on the snapshot, the project and the narrowing, so
     they are worked out once per snapshot for each such combination; route health is per request."""
@@ -126,13 +166,18 @@ def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingReques
             snapshot.memo.clear()
         known = snapshot.memo[key] = (tuple(servable), frozenset(refused))
     routes, refused = known
-    if reasons is not None and refused:
-        reasons.update(refused)
-    if not request.unhealthy_routes:
+    if refusals is not None and refused:
+        refusals.reasons.update(refused)
+    resting = request.resting_routes
+    if not resting:
         return list(routes)
-    kept = [pair for pair in routes if pair[0].route_id not in request.unhealthy_routes]
-    if len(kept) < len(routes) and reasons is not None:
-        reasons.add("health")
+    kept = []
+    for pair in routes:
+        until = resting.get(pair[0].route_id)
+        if until is None:
+            kept.append(pair)
+        elif refusals is not None:
+            refusals.resting[pair[0].route_id] = until
     return kept
 
 
@@ -225,21 +270,31 @@ def meets_floor(score: float | None, floor: str) -> bool:
 
 
 def run_servable(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, request: RoutingRequest,
-                 narrowed: Narrowed) -> list[Candidate]:
-    """Keep models with at least one servable route."""
-    reasons: set[str] = set()
+                 narrowed: Narrowed) -> tuple[list[Candidate], Refusals]:
+    """Keep models with at least one servable route; return them and why the removed ones have none."""
+    removed = Refusals()
+    refusals = Refusals()  # one candidate's, reused: only a removed model's refusals explain the step
     kept = []
     for candidate in candidates:
-        candidate.routes = servable_routes(candidate.model, snapshot, request, narrowed, reasons)
+        candidate.routes = servable_routes(candidate.model, snapshot, request, narrowed, refusals)
         if candidate.routes:
             kept.append(candidate)
         else:
             trail.removed_by[candidate.model.id] = "servable"
+            removed.add(refusals)
+        if refusals.reasons or refusals.resting:
+            refusals.reasons.clear()
+            refusals.resting.clear()
     text = of_phrase(len(kept), len(candidates), "has", "have") + " a servable route"
-    if len(kept) < len(candidates) and reasons:
-        text += "; the others lack " + " or ".join(NOT_SERVABLE_REASONS[r] for r in sorted(reasons))
-    trail.add("servable", len(candidates), len(kept), text + ".")
-    return kept
+    if kept:
+        clause = removed.clause("the others", singular=False)
+    else:
+        clause = removed.clause("it" if len(candidates) == 1 else "they", singular=len(candidates) == 1)
+    if clause:
+        text += "; " + clause
+    extra = {"resting_until": {r: utc_text(t) for r, t in sorted(removed.resting.items())}} if removed.resting else {}
+    trail.add("servable", len(candidates), len(kept), text + ".", **extra)
+    return kept, removed
 
 
 def run_route_filter(candidates: list[Candidate], trail: Trail, step: str, keep: Callable[[RouteSnap], bool],

@@ -124,6 +124,9 @@ def test_routing_decision_is_persisted_with_the_filter_trail(http: httpx.Client)
     assert steps[0] == "pool_loaded" and steps[-1] == "chain"
     assert len(decision["filter_trail_text"]) == len(decision["filter_trail"])
     assert decision["chain_attempted"][0] in decision["route_displays"]
+    # The models that passed eligibility (the chain step's `in`), not the pool before filtering.
+    eligible = decision["filter_trail"][-1]["in"]
+    assert decision["eligibility_pool_size"] == eligible < decision["filter_trail"][0]["out"]
 
 
 def test_routing_decision_of_another_organization_is_a_404(live: LiveGateway, http: httpx.Client) -> None:
@@ -171,3 +174,4 @@ def test_a_request_nothing_can_serve_keeps_its_trail(http: httpx.Client) -> None
     assert decision["filter_trail"][-1]["step"] == "cost_ceiling"
     assert decision["filter_trail"][-1]["out"] == 0
     assert decision["chain_attempted"] == []
+    assert decision["eligibility_pool_size"] == 0

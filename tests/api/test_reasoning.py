@@ -8,7 +8,7 @@ import json
 import httpx
 
 from inferbase.api.validation import chat_request_parse
-from tests.live import poll
+from tests.live import LiveGateway, poll
 
 QUESTION = [{"role": "user", "content": "Prove that there are infinitely many primes."}]
 
@@ -96,9 +96,13 @@ def test_streamed_reasoning_is_sent_as_produced_and_truncation_is_on_the_usage_e
 def test_streamed_reasoning_only_answer_with_thinking_off_is_a_failed_attempt(http: httpx.Client) -> None:
     # gpt-oss reasons whatever it is told; with extended_thinking false its reasoning is held, and an
     # answer that ends with reasoning only fails over (here to nothing else: the model was named).
-    events = _events(http, {"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50, "extended_thinking": False})
-    assert events[-2]["object"] == "error"
-    assert not any(isinstance(e, dict) and e.get("object") == "chat.completion.chunk" for e in events)
+    # Nothing was sent before it failed, so it is answered as when not streamed.
+    response = http.post("/chat/completions", json={"model": "openai-gpt-oss-120b", "messages": QUESTION, "max_tokens": 50,
+                                                    "extended_thinking": False, "stream": True})
+    assert response.status_code == 502
+    assert response.headers["content-type"] == "application/json"
+    decision = poll(lambda: _decision(http, response.headers["x-request-id"]))
+    assert [a["outcome"] for a in decision["attempts"]] == ["no_content_before_limit"]
 
 
 def test_streamed_held_reasoning_is_sent_ahead_of_the_content(http: httpx.Client) -> None:
@@ -129,3 +133,73 @@ def test_cut_off_answer_is_served_when_every_later_model_fails(http: httpx.Clien
     assert body["routing"]["truncated"] == "max_tokens"
     decision = poll(lambda: _decision(http, body["id"]))
     assert [a["outcome"] for a in decision["attempts"]] == ["served_truncated", "http_503"]
+
+
+def test_claude_left_to_its_default_is_reported_off_and_does_not_think(http: httpx.Client) -> None:
+    # No thinking request on a named model: Claude's default, as the Anthropic API serves it, is off.
+    body = {"model": "anthropic-claude-haiku-4.5", "messages": QUESTION}
+    answer = http.post("/chat/completions", json=body).json()
+    assert answer["routing"]["thinking"] == "off" and "thinking_reason" not in answer["routing"]
+    assert not answer["choices"][0]["message"].get("reasoning_content")
+    routing = _events(http, body)[0]
+    assert routing["object"] == "routing" and routing["thinking"] == "off"  # type: ignore[index]
+
+
+def test_a_user_added_model_of_unmeasured_reasoning_has_no_thinking_mode(live: LiveGateway,
+                                                                           simulated_url: str,
+                                                                           http: httpx.Client) -> None:
+    # The upstream model reasons whatever it is told; the user did not declare it, so the mode is not known.
+    def answer(model: str) -> dict | None:
+        response = http.post("/chat/completions", json={"model": model, "messages": QUESTION, "max_tokens": 2000})
+        return response.json() if response.status_code == 200 else None
+
+    try:
+        live.manage("add_provider", "--name", "my-reasoning-server", "--base-url", f"{simulated_url}/openai/v1",
+                    "--model", "my-reasoner=openai-gpt-oss-120b")
+        unmeasured = poll(lambda: answer("my-reasoner"))
+        assert unmeasured["choices"][0]["message"]["reasoning_content"]
+        assert "thinking" not in unmeasured["routing"] and "thinking_reason" not in unmeasured["routing"]
+        # Declared, the mode is known.
+        live.manage("add_provider", "--name", "my-declared-server", "--base-url", f"{simulated_url}/openai/v1",
+                    "--model", "my-declared-reasoner=openai-gpt-oss-120b", "--reasoning", "always_on")
+        declared = poll(lambda: answer("my-declared-reasoner"))
+        assert declared["choices"][0]["message"]["reasoning_content"]
+        assert declared["routing"]["thinking"] == "on"
+    finally:
+        live.remove_provider("my-reasoning-server")
+        live.remove_provider("my-declared-server")
+
+
+def test_thinking_on_claude_never_raises_max_tokens(http: httpx.Client) -> None:
+    # 500 tokens leave no room for Anthropic's 1024-token minimum budget: thinking is off, and says why.
+    body = {"model": "anthropic-claude-sonnet-4.5", "messages": QUESTION, "max_tokens": 500,
+            "extended_thinking": True}
+    answer = http.post("/chat/completions", json=body).json()
+    assert answer["usage"]["completion_tokens"] <= 500
+    assert (answer["routing"]["thinking"], answer["routing"]["thinking_reason"]) == ("off", "max_tokens")
+    assert not answer["choices"][0]["message"].get("reasoning_content")
+    events = _events(http, body)
+    assert events[0]["thinking"] == "off"  # type: ignore[index]
+    usage = next(e for e in events if isinstance(e, dict) and e.get("object") == "usage")
+    assert usage["usage"]["completion_tokens"] <= 500
+    # With room, Claude thinks within the limit the client set.
+    roomy = http.post("/chat/completions", json={**body, "max_tokens": 2000}).json()
+    assert roomy["routing"]["thinking"] == "on" and roomy["choices"][0]["message"]["reasoning_content"]
+    assert roomy["usage"]["completion_tokens"] <= 2000
+
+
+def test_reasoning_effort_on_claude_sets_the_budget_or_is_reported_dropped(http: httpx.Client) -> None:
+    def ask(**fields: object) -> dict:
+        body = {"model": "anthropic-claude-sonnet-4.5", "messages": QUESTION, "max_tokens": 4000, **fields}
+        return http.post("/chat/completions", json=body).json()
+
+    low = ask(extended_thinking=True, reasoning_effort="low")
+    high = ask(extended_thinking=True, reasoning_effort="high")
+    for answer in (low, high):
+        assert "reasoning_effort" not in answer["usage"].get("dropped_params", [])
+        assert answer["usage"]["completion_tokens"] <= 4000
+    # A low effort is a smaller budget: the simulated Claude reasons up to its budget.
+    low_reasoning = low["choices"][0]["message"]["reasoning_content"]
+    assert len(low_reasoning) < len(high["choices"][0]["message"]["reasoning_content"])
+    off = ask(extended_thinking=False, reasoning_effort="high")
+    assert "reasoning_effort" in off["usage"]["dropped_params"]

@@ -61,3 +61,8 @@ def test_the_gateway_runs_under_uvicorn_too(live: LiveGateway, under_uvicorn: Se
                 events.append(line[6:])
     assert json.loads(events[0])["object"] == "routing"
     assert events[-1] == "[DONE]"
+    # uvicorn, too, reports http.disconnect once the response is complete: the stream is still served.
+    request_id = json.loads(events[0])["id"]
+    decision = poll(lambda: (r := httpx.get(f"{under_uvicorn.api}/routing-decisions/{request_id}", headers=headers))
+                    .status_code == 200 and r.json())
+    assert decision["final_disposition"] == "served"

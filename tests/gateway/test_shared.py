@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from inferbase.api.validation import chat_request_parse
 from inferbase.gateway import pipeline
 from inferbase.gateway.shared import RouteHealth, SharedLRU
 from inferbase.gateway.state import _snapshot_load
+from routing.engine.filters import utc_text
 from routing.services import catalog_load
 
 KEY = KeyInfo(key_id=1, project_id=1, organization_id=1, plan="pro", markup_bps=500, policy_id=None, active=True)
@@ -21,9 +23,11 @@ def test_route_rests_after_consecutive_failures() -> None:
     health = RouteHealth(threshold=3, rest_seconds=60)
     for _ in range(2):
         health.record("groq/m", ok=False)
-    assert health.unhealthy() == frozenset()
+    assert health.resting() == {}
+    before = time.time()
     health.record("groq/m", ok=False)
-    assert health.unhealthy() == {"groq/m"}
+    assert list(health.resting()) == ["groq/m"]
+    assert before + 60 <= health.resting()["groq/m"] <= time.time() + 60
 
 
 def test_a_success_resets_the_failure_count() -> None:
@@ -31,13 +35,13 @@ def test_a_success_resets_the_failure_count() -> None:
     health.record("groq/m", ok=False)
     health.record("groq/m", ok=True)
     health.record("groq/m", ok=False)
-    assert health.unhealthy() == frozenset()
+    assert health.resting() == {}
 
 
 def test_a_rested_route_comes_back() -> None:
     health = RouteHealth(threshold=1, rest_seconds=0)
     health.record("groq/m", ok=False)
-    assert health.unhealthy() == frozenset()
+    assert health.resting() == {}
 
 
 async def test_shared_lru_keeps_values_in_process_without_redis(settings) -> None:  # type: ignore[no-untyped-def]
@@ -62,10 +66,17 @@ def test_routing_skips_a_resting_route(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(pipeline.ApiError) as raised:
         pipeline.route_request(ex, snapshot)
     assert raised.value.status == 503
+    until = utc_text(health.resting()["simulated/meta-llama-3.3-70b"])
+    resting = f"resting after repeated failures (simulated/meta-llama-3.3-70b until {until})"
+    # The message names the resting route, not only the real providers' missing credentials.
+    assert raised.value.message == (
+        f"meta-llama-3.3-70b has no servable route: it lacks a provider credential, or has routes {resting}.")
     assert ex.unrouted_trail is not None
     steps, sentences = ex.unrouted_trail
-    assert steps[-1]["step"] == "servable" and steps[-1]["out"] == 0
-    assert "answering" in sentences[-1]
+    assert steps[-1] == {"step": "servable", "in": 1, "out": 0,
+                         "resting_until": {"simulated/meta-llama-3.3-70b": until}}
+    assert sentences[-1] == (
+        f"0 of 1 model have a servable route; it lacks a provider credential, or has routes {resting}.")
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="needs REDIS_URL (CI's second run sets it)")

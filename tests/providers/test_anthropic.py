@@ -14,6 +14,7 @@ import pytest
 from providers.anthropic import (
     AnthropicAdapter,
     from_anthropic_response,
+    maps_reasoning_effort,
     to_anthropic_request,
     translate_stream,
 )
@@ -58,6 +59,7 @@ PROFILES = {
     "claude-plain": sim_profile(),
     "claude-switch": sim_profile(reasoning="switchable", reasoning_tokens=40),
     "claude-always": sim_profile(reasoning="always_on", reasoning_tokens=40),
+    "claude-deep": sim_profile(reasoning="switchable", reasoning_tokens=3000),  # thinks to its whole budget
 }
 TOOLS = [
     {
@@ -206,11 +208,6 @@ def test_request_thinking_budget_defaults_and_drops_temperature() -> None:
     assert out["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert out["max_tokens"] == 8000
     assert "temperature" not in out
-    small = to_anthropic_request(
-        {"model": "m", "messages": user("hi"), "max_tokens": 500}, make_options(thinking=True)
-    )
-    assert small["thinking"]["budget_tokens"] == 1024
-    assert small["max_tokens"] > 1024
     explicit = to_anthropic_request(
         {"model": "m", "messages": user("hi")}, make_options(thinking=True, thinking_budget=2000)
     )
@@ -218,6 +215,37 @@ def test_request_thinking_budget_defaults_and_drops_temperature() -> None:
     assert "thinking" not in to_anthropic_request(
         {"model": "m", "messages": user("hi")}, make_options(thinking=None)
     )
+
+
+@pytest.mark.parametrize("max_tokens", [1280, 1500, 2000, 3000, 40000])
+def test_request_thinking_budget_fits_inside_the_callers_max_tokens(max_tokens: int) -> None:
+    out = to_anthropic_request(
+        {"model": "m", "messages": user("hi"), "max_tokens": max_tokens}, make_options(thinking=True)
+    )
+    assert out["max_tokens"] == max_tokens  # never raised: thinking counts toward it
+    budget = out["thinking"]["budget_tokens"]
+    assert 1024 <= budget <= max_tokens - 256  # Anthropic's minimum, and room left for the answer
+
+
+@pytest.mark.parametrize("max_tokens", [500, 1024, 1279])
+def test_request_without_room_for_the_minimum_budget_sends_no_thinking(max_tokens: int) -> None:
+    body = {"model": "m", "messages": user("hi"), "max_tokens": max_tokens, "temperature": 0.5}
+    out = to_anthropic_request(body, make_options(thinking=True))
+    assert "thinking" not in out
+    assert (out["max_tokens"], out["temperature"]) == (max_tokens, 0.5)
+
+
+def test_request_reasoning_effort_sets_the_budget_inside_max_tokens() -> None:
+    budgets = {}
+    for effort in ("minimal", "low", "medium", "high", "xhigh"):
+        body = {"model": "m", "messages": user("hi"), "max_tokens": 8000, "reasoning_effort": effort}
+        out = to_anthropic_request(body, make_options(thinking=True))
+        assert out["max_tokens"] == 8000
+        budgets[effort] = out["thinking"]["budget_tokens"]
+    assert budgets == {"minimal": 1024, "low": 2000, "medium": 4000, "high": 6000, "xhigh": 7744}
+    assert maps_reasoning_effort({"reasoning_effort": "high"}, True)
+    assert not maps_reasoning_effort({"reasoning_effort": "high"}, None)  # thinking off: not taken
+    assert not maps_reasoning_effort({"reasoning_effort": "none"}, True)
 
 
 def test_request_response_format_asks_for_json_in_the_system_prompt() -> None:
@@ -594,3 +622,58 @@ async def test_closing_the_stream_cancels_the_upstream_request(sim: Any, client:
         async with httpx.AsyncClient() as probe:  # a round trip lets the server's loop notice the disconnect
             await probe.get(f"{url}/health")
     assert app.stats()["by_tag"]["adapter-close"]["cancelled"] == 1
+
+
+@pytest.fixture(scope="module")
+def recorded_sim() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The simulated upstream, with the JSON bodies it received recorded in order."""
+    app = build_app(profiles=PROFILES, time_scale=0)
+    received: list[dict[str, Any]] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        received.append(orjson.loads(raw))
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    with running_server(recording) as url:
+        yield url, received
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("max_tokens", [500, 1024, 1100, 1300, 2000, 5000])
+async def test_thinking_never_raises_the_max_tokens_the_upstream_receives(
+    recorded_sim: tuple[str, list[dict[str, Any]]], client: httpx.AsyncClient, max_tokens: int, stream: bool
+) -> None:
+    url, received = recorded_sim
+    target = target_for((url, None), "claude-deep")
+    body = {"messages": user("think hard"), "max_tokens": max_tokens}
+    adapter = AnthropicAdapter()
+    if stream:
+        usage = (await collect(adapter.stream(client, target, body, make_options(thinking=True))))[-1]["usage"]
+    else:
+        usage = (await adapter.complete(client, target, body, make_options(thinking=True)))["usage"]
+    sent = received[-1]
+    assert sent["max_tokens"] == max_tokens
+    if max_tokens < 1024 + 256:  # no room for Anthropic's minimum budget and an answer: thinking stays off
+        assert "thinking" not in sent
+    else:
+        assert 1024 <= sent["thinking"]["budget_tokens"] <= max_tokens - 256
+    assert 0 < usage["completion_tokens"] <= max_tokens  # what is returned and billed

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import date
 from collections.abc import AsyncIterator, Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 

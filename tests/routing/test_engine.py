@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from routing.decision import RoutingError
@@ -36,6 +38,9 @@ def step_text(decision_or_error: object, name: str) -> str:
 def chain_ids(decision: object) -> list[str]:
     """Return the route ids of the chain, in order."""
     return [link.route.route_id for link in decision.chain]  # type: ignore[attr-defined]
+
+
+REST_UNTIL = datetime(2026, 10, 12, 14, 3, 7, tzinfo=UTC).timestamp()
 
 
 # --- pool_loaded -------------------------------------------------------------------------------------------
@@ -130,13 +135,48 @@ def test_one_snapshot_serves_each_project_health_and_policy_on_its_own_terms() -
     assert ("groq/a", "sk-own") in [(link.route.route_id, link.api_key) for link in own.chain]
     other = decide_with(snapshot, make_request(project_id=8))
     assert "groq/a" not in chain_ids(other) and "together/a" in chain_ids(other)
-    sick = decide_with(snapshot, make_request(project_id=8, unhealthy_routes=frozenset({"together/a"})))
+    sick = decide_with(snapshot, make_request(project_id=8, resting_routes={"together/a": REST_UNTIL}))
     assert chain_ids(sick) == ["groq/b"]
     assert step_text(sick, "servable") == (
-        "1 of 2 models has a servable route; the others lack a provider credential or a provider that is "
-        "answering (recent attempts failed).")
+        "1 of 2 models has a servable route; the others lack a provider credential, or have routes resting "
+        "after repeated failures (together/a until 2026-10-12T14:03:07Z).")
     again = decide_with(snapshot, make_request(project_id=7), policy=make_policy(allowed_providers=("together",)))
     assert chain_ids(again) == ["together/a"]
+
+
+def test_servable_says_a_route_is_resting_after_failures_and_until_when() -> None:
+    models = [make_model(id="a", benchmarks={"chat": 0.9}), make_model(id="b", benchmarks={"chat": 0.8})]
+    snapshot = make_snapshot(models, [make_route(model_id="a"), make_route(model_id="b")])
+    decision = decide_with(snapshot, make_request(resting_routes={"groq/a": REST_UNTIL}))
+    assert decision.routing["model"] == "b"
+    assert step(decision, "servable") == {"step": "servable", "in": 2, "out": 1,
+                                          "resting_until": {"groq/a": "2026-10-12T14:03:07Z"}}
+    assert step_text(decision, "servable") == (
+        "1 of 2 models has a servable route; the others have routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+
+
+def test_a_named_model_whose_only_route_rests_is_refused_for_that_reason() -> None:
+    snapshot = make_snapshot([make_model(id="a")], [make_route(model_id="a")])
+    with pytest.raises(RoutingError) as caught:
+        decide_with(snapshot, make_request(model="a", resting_routes={"groq/a": REST_UNTIL}))
+    assert (caught.value.status, caught.value.code) == (503, "no_servable_route")
+    assert caught.value.message == (
+        "a has no servable route: it has routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+    assert "credential" not in caught.value.message
+    assert caught.value.filter_trail_text[-1] == (
+        "0 of 1 model have a servable route; it has routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z).")
+
+
+def test_auto_with_every_route_resting_says_so() -> None:
+    with pytest.raises(RoutingError) as caught:
+        decide_with(make_catalog({"a": 0.9, "b": 0.8}),
+                    make_request(resting_routes={"groq/a": REST_UNTIL, "groq/b": REST_UNTIL + 30}))
+    assert caught.value.message == (
+        "No model in the pool has a servable route: they have routes resting after repeated failures "
+        "(groq/a until 2026-10-12T14:03:07Z, groq/b until 2026-10-12T14:03:37Z).")
 
 
 def test_servable_keeps_only_policy_allowed_providers() -> None:
@@ -306,6 +346,17 @@ def test_preset_eligibility_applies_the_standard_floor() -> None:
                                                     "preset": "standard"}
     assert step_text(decision, "preset_eligibility") == (
         "2 of 3 models meet the standard quality floor for this task.")
+
+
+def test_eligibility_pool_size_counts_the_models_that_passed_eligibility() -> None:
+    decision = decide_with(make_catalog({"a": 0.9, "b": 0.5, "c": 0.6}))
+    assert step(decision, "pool_loaded")["out"] == 3
+    assert decision.eligibility_pool_size == step(decision, "chain")["in"] == 2
+
+
+def test_eligibility_pool_size_of_a_named_model_is_one() -> None:
+    decision = decide_with(make_catalog({"a": 0.9, "b": 0.8}), make_request(model="b"))
+    assert decision.eligibility_pool_size == step(decision, "chain")["in"] == 1
 
 
 def test_preset_eligibility_unmeasured_model_passes_basic() -> None:
@@ -571,11 +622,12 @@ def test_decisiveness_is_zero_on_an_exact_tie_broken_by_id() -> None:
 
 
 def thinking_of(model_reasoning: str, *, task: str = "chat", complexity: str = "standard",
-                **request_fields: object) -> tuple[dict, bool | None]:
-    """Decide for one model with the given reasoning; return (routing, what to send)."""
+                dialects: tuple[str, ...] = ("openai",), **request_fields: object) -> tuple[dict, bool | None]:
+    """Decide for one model with the given reasoning, served in these dialects; return (routing, what to send)."""
     model = make_model(id="m", reasoning=model_reasoning, typical_reasoning_tokens=1_000,
                        benchmarks={task: 0.9})
-    decision = decide_with(make_snapshot([model], [make_route(model_id="m")]), make_request(**request_fields),
+    routes = [make_route(model_id="m", provider=f"p{i}", dialect=dialect) for i, dialect in enumerate(dialects)]
+    decision = decide_with(make_snapshot([model], routes), make_request(**request_fields),
                            classification=make_classification(task, complexity))
     return decision.routing, decision.thinking
 
@@ -608,6 +660,42 @@ def test_thinking_left_to_the_model_for_hard_reasoning() -> None:
 def test_thinking_has_no_reason_when_auto_has_no_rule() -> None:
     routing, send = thinking_of("switchable")
     assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, None)
+
+
+def test_thinking_left_to_a_model_whose_default_is_off_is_off() -> None:
+    # Claude, served over the Anthropic dialect, thinks only when the request enables it.
+    routing, send = thinking_of("switchable", dialects=("anthropic",))
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("off", False, None)
+    assert routing["wait_basis"] == "end_to_end"
+    routing, _ = thinking_of("switchable", dialects=("anthropic",), stream=True)
+    assert routing["wait_basis"] == "first_token"  # it does not think, so no reasoning comes first
+
+
+def test_thinking_asked_of_a_model_whose_default_is_off_is_on() -> None:
+    routing, send = thinking_of("switchable", dialects=("anthropic",), task="maths")
+    assert (routing["thinking"], routing["thinking_reason"], send) == ("on", "task_needs_thinking", True)
+
+
+def test_thinking_is_absent_when_the_routes_of_a_model_disagree_on_its_default() -> None:
+    routing, send = thinking_of("switchable", dialects=("openai", "anthropic"))
+    assert ("thinking" in routing, "thinking_reason" in routing, send) == (False, False, None)
+
+
+def test_thinking_is_absent_for_a_model_whose_reasoning_is_unmeasured() -> None:
+    for fields in ({}, {"extended_thinking": True}, {"extended_thinking": False}):
+        routing, send = thinking_of("unknown", **fields)  # type: ignore[arg-type]
+        assert ("thinking" in routing, "thinking_reason" in routing, send) == (False, False, None)
+
+
+def test_thinking_is_off_when_max_tokens_has_no_room_for_the_routes_minimum_budget() -> None:
+    # Anthropic's smallest thinking budget (1024) plus room for an answer does not fit in 1000 tokens,
+    # and max_tokens is never raised: thinking is off, for that reason.
+    routing, send = thinking_of("switchable", dialects=("anthropic",), extended_thinking=True, max_tokens=1000)
+    assert (routing["thinking"], routing["thinking_reason"], send) == ("off", "max_tokens", False)
+    routing, send = thinking_of("switchable", dialects=("anthropic",), extended_thinking=True, max_tokens=1280)
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, True)
+    routing, send = thinking_of("switchable", dialects=("openai",), extended_thinking=True, max_tokens=1000)
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, True)
 
 
 def test_thinking_model_ignores_off_asked_by_the_client() -> None:

@@ -20,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--context-window", type=int, default=32768)
         parser.add_argument("--max-output-tokens", type=int, default=4096)
         parser.add_argument("--tools", action="store_true", help="the models support function calling")
+        parser.add_argument("--reasoning", choices=["none", "switchable", "always_on"],
+                            help="whether the models reason: never, when asked (switchable), or always; "
+                                 "without it their thinking mode is reported as not known")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["base_url"].startswith(("http://", "https://")):
@@ -34,6 +37,6 @@ class Command(BaseCommand):
             name=options["name"], base_url=options["base_url"], api_key_env=options["api_key_env"], models=models,
             price_input=options["price_input"], price_output=options["price_output"],
             context_window=options["context_window"], max_output_tokens=options["max_output_tokens"],
-            tools=options["tools"],
+            tools=options["tools"], reasoning=options["reasoning"],
         )
         self.stdout.write(f"provider {provider.slug}: {', '.join(m for m, _ in models)}")

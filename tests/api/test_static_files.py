@@ -1,0 +1,26 @@
+"""The gateway serves the admin's static files itself (WhiteNoise), as `make run` and production run it."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.live import LiveGateway
+
+
+def test_the_admin_stylesheet_is_served(live: LiveGateway) -> None:
+    response = httpx.get(f"{live.base_url}/static/admin/css/base.css")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/css")
+    assert "max-age" in response.headers["cache-control"]
+    assert b"body" in response.content
+
+
+def test_the_admin_login_page_links_a_stylesheet_that_is_served(live: LiveGateway) -> None:
+    page = httpx.get(f"{live.base_url}/admin/login/")
+    assert page.status_code == 200
+    assert 'href="/static/admin/css/base.css"' in page.text
+    assert httpx.head(f"{live.base_url}/static/admin/css/login.css").status_code == 200
+
+
+def test_a_missing_static_file_is_a_404(live: LiveGateway) -> None:
+    assert httpx.get(f"{live.base_url}/static/admin/css/no-such-file.css").status_code == 404
