@@ -4,16 +4,23 @@
 through `database_sync_to_async`. When the database refuses, the batch is retried with backoff;
 while it keeps failing, batches are appended to a spool file (JSON lines) that is replayed once the
 database answers again, so a restart of the database or of the process loses nothing already spooled.
+
+Spool files are claimed under an exclusive `flock`: the process that appends to a spool file, or
+replays a claimed one, holds it, and the kernel releases it when that process dies, so a replay file
+left by a crash (whatever its pid, even one reused by a live process) is taken up by the next replay.
+A line that does not parse (a write torn by a crash) is set aside in a `.rejected` file beside it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 from channels.db import database_sync_to_async
@@ -21,6 +28,9 @@ from channels.db import database_sync_to_async
 logger = logging.getLogger("inferbase.observability")
 
 Store = Callable[[list[dict[str, Any]]], None]
+
+# How often an idle writer retries a spool the database refused (it also retries after every write).
+SPOOL_RETRY_SECONDS = 5.0
 
 
 class Recorder:
@@ -33,6 +43,7 @@ class Recorder:
         self._max_retries = max_retries
         self._queues: dict[int, asyncio.Queue[dict[str, Any]]] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._spool_waiting = True  # records may wait in the spool (this process's or a dead one's)
         self.pending = 0
 
     def record(self, record: dict[str, Any]) -> None:
@@ -58,7 +69,14 @@ class Recorder:
     async def _run(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         await self._replay_spool()
         while True:
-            first = await queue.get()
+            if self._spool_waiting:
+                try:
+                    first = await asyncio.wait_for(queue.get(), SPOOL_RETRY_SECONDS)
+                except TimeoutError:
+                    await self._replay_spool()
+                    continue
+            else:
+                first = await queue.get()
             if queue.qsize() < self._batch_size // 4:
                 # Linger a moment so that a busy server writes tens of rows per commit, not one.
                 await asyncio.sleep(self._linger)
@@ -67,6 +85,9 @@ class Recorder:
                 batch.append(queue.get_nowait())
             try:
                 await self._write(batch)
+            except Exception:  # the spool itself failed (disk full, permissions): say what was lost, go on
+                logger.exception("log writer lost %d records: %s", len(batch),
+                                 ", ".join(str(r.get("log", {}).get("request_id")) for r in batch))
             finally:
                 for _ in batch:
                     queue.task_done()
@@ -81,11 +102,13 @@ class Recorder:
                 if attempt == self._max_retries:
                     logger.warning("database refused %d log records; spooled for replay", len(batch), exc_info=True)
                     await asyncio.to_thread(self._spool, batch)
+                    self._spool_waiting = True
                     return
                 await asyncio.sleep(delay)
                 delay *= 4
             else:
-                await self._replay_spool()
+                if self._spool_waiting:
+                    await self._replay_spool()
                 return
 
     def _spool_path(self) -> Path:
@@ -93,29 +116,127 @@ class Recorder:
 
     def _spool(self, batch: list[dict[str, Any]]) -> None:
         self._spool_dir.mkdir(parents=True, exist_ok=True)
-        with self._spool_path().open("ab") as fh:
-            for record in batch:
-                fh.write(orjson.dumps(record, default=str) + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = b"".join(orjson.dumps(record, default=str) + b"\n" for record in batch)
+        path = self._spool_path()
+        while True:
+            with path.open("a+b") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                if not _same_file(fh, path):
+                    continue  # a replay claimed the file between our open and our lock: start a new one
+                size = fh.seek(0, os.SEEK_END)
+                if size:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        data = b"\n" + data  # a torn last line (a crash mid-write) stays a line of its own
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+                return
 
     async def _replay_spool(self) -> None:
-        if not self._spool_dir.is_dir():
-            return
-        for path in sorted(self._spool_dir.glob("records-*.jsonl")):
-            claimed = path.with_suffix(f".replaying-{os.getpid()}")
+        """Write what the spool holds; never raises (the writer must keep running)."""
+        try:
+            self._spool_waiting = not await self._replay_files()
+        except Exception:
+            logger.exception("log writer: spool replay failed; retrying later")
+            self._spool_waiting = True
+
+    async def _replay_files(self) -> bool:
+        """Replay every spool file no live process holds; return True when none is left."""
+        done = True
+        for path in await asyncio.to_thread(_spool_files, self._spool_dir):
+            claimed = await asyncio.to_thread(_claim, path)
+            if claimed is None:
+                done = False  # held by a live process (appending, or replaying it now): look again later
+                continue
+            path, fh = claimed
             try:
-                path.rename(claimed)
-            except OSError:
-                continue  # another process took it
-            records = [orjson.loads(line) for line in claimed.read_bytes().splitlines() if line.strip()]
-            try:
+                records = await asyncio.to_thread(_read_claimed, path, fh)
                 for start in range(0, len(records), self._batch_size):
                     await database_sync_to_async(self._store)(records[start : start + self._batch_size])
             except Exception:
-                claimed.rename(path)
-                return
-            claimed.unlink()
+                logger.warning("database refused the spool replay of %s; retrying later", path.name, exc_info=True)
+                return False
+            else:
+                path.unlink()
+            finally:
+                fh.close()
+        return done
+
+
+def _same_file(fh: IO[bytes], path: Path) -> bool:
+    """Return True when `path` still names the file `fh` has open (no replay renamed it away)."""
+    try:
+        here, there = os.fstat(fh.fileno()), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _spool_files(spool_dir: Path) -> list[Path]:
+    """Spool files (records-PID.jsonl), claimed ones (replaying-PID-TOKEN.jsonl, or records-PID.replaying-PID
+    from earlier versions), oldest first."""
+    if not spool_dir.is_dir():
+        return []
+    paths = [*spool_dir.glob("records-*.jsonl"), *spool_dir.glob("replaying-*.jsonl"),
+             *spool_dir.glob("records-*.replaying-*")]
+    return sorted((p for p in paths if p.suffix != ".rejected"), key=lambda p: (_mtime(p), p.name))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
+def _claim(path: Path) -> tuple[Path, IO[bytes]] | None:
+    """Lock a spool file no process holds, renaming a live spool file so that its writer starts a new one;
+    return the claimed path and the open (locked) file, or None when it is held or gone."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    if not _same_file(fh, path):
+        fh.close()
+        return None
+    if path.name.startswith("records-") and path.suffix == ".jsonl":
+        claimed = path.with_name(f"replaying-{os.getpid()}-{secrets.token_hex(4)}.jsonl")
+        path.rename(claimed)  # the lock travels with the file
+        path = claimed
+    return path, fh
+
+
+def _read_claimed(path: Path, fh: IO[bytes]) -> list[dict[str, Any]]:
+    """Parse a claimed file; lines that do not parse as a record go to `<name>.rejected`, with an error logged."""
+    records: list[dict[str, Any]] = []
+    rejected: list[bytes] = []
+    for line in fh.read().splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            rejected.append(line)
+            continue
+        if isinstance(record, dict) and isinstance(record.get("log"), dict):
+            records.append(record)
+        else:
+            rejected.append(line)
+    if rejected:
+        aside = path.with_name(path.name + ".rejected")
+        # Written whole each time: a replay retried after a refusal sets the same lines aside again.
+        with aside.open("wb") as out:
+            out.write(b"\n".join(rejected) + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        logger.error("spool %s: %d unreadable line(s) set aside in %s", path.name, len(rejected), aside)
+    return records
 
 
 _recorder: Recorder | None = None
