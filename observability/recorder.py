@@ -1,7 +1,9 @@
 """Writes logs and decisions off the response path, and never loses one.
 
 `record()` only appends to an in-memory queue. A background task per event loop writes batches
-through `database_sync_to_async`. When the database refuses, the batch is retried with backoff;
+in the writer's own thread, with its own database connection, never in the one thread that
+`database_sync_to_async` shares with the key and snapshot lookups (a write waiting on a locked table
+would hold them all). When the database refuses, the batch is retried with backoff;
 while it keeps failing, batches are appended to a spool file (JSON lines) that is replayed once the
 database answers again, so a restart of the database or of the process loses nothing already spooled.
 
@@ -17,13 +19,15 @@ import asyncio
 import fcntl
 import logging
 import os
+import queue
 import secrets
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from channels.db import database_sync_to_async
+from django.db import close_old_connections
 
 logger = logging.getLogger("inferbase.observability")
 
@@ -31,6 +35,62 @@ Store = Callable[[list[dict[str, Any]]], None]
 
 # How often an idle writer retries a spool the database refused (it also retries after every write).
 SPOOL_RETRY_SECONDS = 5.0
+
+
+class WriterThread:
+    """Runs the store in one daemon thread of its own, which holds its own database connection.
+
+    A daemon, so that a write stuck on a locked table does not keep the process from exiting: shutdown
+    spools whatever the database has not confirmed."""
+
+    def __init__(self, name: str = "inferbase-log-writer") -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop,
+                                            asyncio.Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call fn(*args) in the writer's thread and return its result (or raise its exception)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        if self._thread is None:
+            with self._starting:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
+                    self._thread.start()
+        self._jobs.put((fn, args, loop, future))
+        return await future
+
+    def _work(self) -> None:
+        while True:
+            fn, args, loop, future = self._jobs.get()
+            result: Any = None
+            error: BaseException | None = None
+            # As database_sync_to_async does: drop a connection that broke or outlived CONN_MAX_AGE.
+            try:
+                close_old_connections()
+                result = fn(*args)
+            except BaseException as exc:
+                error = exc
+            finally:
+                try:
+                    close_old_connections()
+                except Exception:
+                    logger.debug("log writer: closing a broken connection failed", exc_info=True)
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:
+                pass  # the loop is closed: no one waits for this result any more
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return  # the waiter was cancelled (shutdown spooled the batch)
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class Recorder:
@@ -44,6 +104,7 @@ class Recorder:
         self._queues: dict[int, asyncio.Queue[dict[str, Any]]] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._spool_waiting = True  # records may wait in the spool (this process's or a dead one's)
+        self._writer = WriterThread()
         self.pending = 0
 
     def record(self, record: dict[str, Any]) -> None:
@@ -97,7 +158,7 @@ class Recorder:
         delay = 0.05
         for attempt in range(self._max_retries + 1):
             try:
-                await database_sync_to_async(self._store)(batch)
+                await self._writer.run(self._store, batch)
             except Exception:  # the database is down, slow or refusing: retry, then spool
                 if attempt == self._max_retries:
                     logger.warning("database refused %d log records; spooled for replay", len(batch), exc_info=True)
@@ -153,7 +214,7 @@ class Recorder:
             try:
                 records = await asyncio.to_thread(_read_claimed, path, fh)
                 for start in range(0, len(records), self._batch_size):
-                    await database_sync_to_async(self._store)(records[start : start + self._batch_size])
+                    await self._writer.run(self._store, records[start : start + self._batch_size])
             except Exception:
                 logger.warning("database refused the spool replay of %s; retrying later", path.name, exc_info=True)
                 return False

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
+from channels.db import database_sync_to_async
 
 from observability.recorder import Recorder
 
@@ -154,3 +158,25 @@ async def test_a_spool_append_after_a_torn_tail_starts_its_own_line(tmp_path: Pa
     path.write_bytes(_line(1) + b"\n" + b'{"log": {"req')
     recorder._spool([_record(2)])
     assert path.read_bytes().splitlines()[-1] == _line(2)
+
+
+@pytest.mark.django_db(transaction=True)  # database_sync_to_async tidies the thread's connections
+async def test_a_stalled_write_does_not_hold_the_thread_other_database_calls_use(tmp_path: Path) -> None:
+    release = threading.Event()
+    writing = threading.Event()
+
+    def stalled(batch: list[dict[str, Any]]) -> None:
+        writing.set()
+        release.wait(30)
+
+    recorder = Recorder(stalled, tmp_path, linger=0)
+    recorder.record(_record(1))
+    try:
+        await asyncio.to_thread(writing.wait, 10)
+        assert writing.is_set()
+        # The key and snapshot lookups' door to the ORM still opens while the write waits.
+        async with asyncio.timeout(10):
+            assert await database_sync_to_async(threading.current_thread)() is not threading.current_thread()
+    finally:
+        release.set()
+    await recorder.drain(seconds=10)
