@@ -226,6 +226,9 @@ INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
 # How long the writer waits for more records before a write, when few are queued: longer means more
 # rows per commit (less CPU per request), and logs that appear that much later.
 INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0.2, minimum=0.0)
+# At SIGTERM or SIGINT: how long the log writer may take to write what is queued before it spools the rest
+# to INFERBASE_SPOOL_DIR (replayed at the next start). Keep it under the supervisor's grace period (Docker 10 s).
+INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS", 5.0, minimum=0.0)
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)

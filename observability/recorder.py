@@ -16,6 +16,7 @@ A line that does not parse (a write torn by a crash) is set aside in a `.rejecte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -23,6 +24,7 @@ import queue
 import secrets
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -93,6 +95,16 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
+@dataclass
+class _LoopWriter:
+    """The writer of one event loop: its queue, its task, the batch it is writing."""
+
+    queue: asyncio.Queue[dict[str, Any]]
+    hurry: asyncio.Event  # set at shutdown: write at once, no lingering
+    task: asyncio.Task[None] | None = None
+    writing: list[dict[str, Any]] = field(default_factory=list)
+
+
 class Recorder:
     def __init__(self, store: Store, spool_dir: Path, *, batch_size: int = 200, max_retries: int = 3,
                  linger: float = 0.05) -> None:
@@ -101,33 +113,71 @@ class Recorder:
         self._spool_dir = spool_dir
         self._batch_size = batch_size
         self._max_retries = max_retries
-        self._queues: dict[int, asyncio.Queue[dict[str, Any]]] = {}
-        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._writers: dict[int, _LoopWriter] = {}
         self._spool_waiting = True  # records may wait in the spool (this process's or a dead one's)
         self._writer = WriterThread()
         self.pending = 0
 
+    def _loop_writer(self) -> _LoopWriter:
+        """Return this loop's writer, starting its task when it is not running."""
+        loop = asyncio.get_running_loop()
+        writer = self._writers.get(id(loop))
+        if writer is None:
+            writer = self._writers[id(loop)] = _LoopWriter(asyncio.Queue(), asyncio.Event())
+        if writer.task is None or writer.task.done():
+            writer.task = loop.create_task(self._run(writer), name="inferbase-recorder")
+        return writer
+
+    def start(self) -> None:
+        """Start this loop's writer now, not at the first record, so that it replays the spool at once."""
+        self._loop_writer()
+
     def record(self, record: dict[str, Any]) -> None:
         """Queue one record for writing; returns at once."""
-        loop = asyncio.get_running_loop()
-        key = id(loop)
-        queue = self._queues.get(key)
-        task = self._tasks.get(key)
-        if queue is None or task is None or task.done():
-            queue = queue or asyncio.Queue()
-            self._queues[key] = queue
-            self._tasks[key] = loop.create_task(self._run(queue), name="inferbase-recorder")
         self.pending += 1
-        queue.put_nowait(record)
+        self._loop_writer().queue.put_nowait(record)
 
     async def drain(self, seconds: float = 10.0) -> None:
-        """Wait until everything queued on this loop is written or spooled (tests, shutdown)."""
-        queue = self._queues.get(id(asyncio.get_running_loop()))
-        if queue is not None:
+        """Wait until everything queued on this loop is written or spooled (tests)."""
+        writer = self._writers.get(id(asyncio.get_running_loop()))
+        if writer is not None:
             async with asyncio.timeout(seconds):
-                await queue.join()
+                await writer.queue.join()
 
-    async def _run(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+    async def shutdown(self, seconds: float) -> None:
+        """Write everything queued on this loop, spool what the database has not taken within `seconds`, and
+        stop the writer. Never raises: the process is exiting."""
+        writer = self._writers.get(id(asyncio.get_running_loop()))
+        if writer is None:
+            return
+        writer.hurry.set()
+        try:
+            async with asyncio.timeout(seconds):
+                await writer.queue.join()
+        except TimeoutError:
+            pass
+        if writer.task is not None:
+            writer.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer.task
+        # What the database did not confirm: the batch in the writer's hands (a stalled write may still land;
+        # the replay writes nothing twice) and whatever is still queued.
+        left = list(writer.writing)
+        while not writer.queue.empty():
+            left.append(writer.queue.get_nowait())
+            writer.queue.task_done()
+        if not left:
+            return
+        try:
+            await asyncio.to_thread(self._spool, left)
+        except Exception:
+            logger.exception("shutdown: could not spool %d records: %s", len(left), _ids(left))
+        else:
+            logger.warning("shutdown: the database took no more records within %s s; %d spooled for replay",
+                           seconds, len(left))
+
+    async def _run(self, writer: _LoopWriter) -> None:
+        queue = writer.queue
         await self._replay_spool()
         while True:
             if self._spool_waiting:
@@ -138,17 +188,20 @@ class Recorder:
                     continue
             else:
                 first = await queue.get()
-            if queue.qsize() < self._batch_size // 4:
+            if queue.qsize() < self._batch_size // 4 and not writer.hurry.is_set():
                 # Linger a moment so that a busy server writes tens of rows per commit, not one.
-                await asyncio.sleep(self._linger)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(writer.hurry.wait(), self._linger)
             batch = [first]
             while len(batch) < self._batch_size and not queue.empty():
                 batch.append(queue.get_nowait())
+            writer.writing = batch
             try:
                 await self._write(batch)
             except Exception:  # the spool itself failed (disk full, permissions): say what was lost, go on
-                logger.exception("log writer lost %d records: %s", len(batch),
-                                 ", ".join(str(r.get("log", {}).get("request_id")) for r in batch))
+                logger.exception("log writer lost %d records: %s", len(batch), _ids(batch))
+            else:
+                writer.writing = []
             finally:
                 for _ in batch:
                     queue.task_done()
@@ -223,6 +276,10 @@ class Recorder:
             finally:
                 fh.close()
         return done
+
+
+def _ids(records: list[dict[str, Any]]) -> str:
+    return ", ".join(str(record.get("log", {}).get("request_id")) for record in records)
 
 
 def _same_file(fh: IO[bytes], path: Path) -> bool:

@@ -11,12 +11,20 @@ from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connections
 
 from inferbase.accounts.services import api_key_create, api_key_hash, api_key_revoke
 from inferbase.gateway.state import KeyCache, SnapshotHolder
 from routing.services import catalog_load
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+async def close_thread_connections() -> AsyncIterator[None]:
+    """Close what the `database_sync_to_async` thread opened, so that the test database can be dropped."""
+    yield
+    await database_sync_to_async(connections.close_all)()
 
 
 @asynccontextmanager

@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connections
 
 from observability.recorder import Recorder
 
@@ -180,3 +182,31 @@ async def test_a_stalled_write_does_not_hold_the_thread_other_database_calls_use
     finally:
         release.set()
     await recorder.drain(seconds=10)
+    await database_sync_to_async(connections.close_all)()  # so that the test database can be dropped
+
+
+async def test_shutdown_spools_what_a_stalled_database_has_not_taken(tmp_path: Path) -> None:
+    release = threading.Event()
+    writing = threading.Event()
+
+    def stalled(batch: list[dict[str, Any]]) -> None:
+        writing.set()
+        release.wait(30)
+        raise ConnectionError("the lock was never released")
+
+    recorder = Recorder(stalled, tmp_path, linger=0)
+    recorder.record(_record(1))
+    try:
+        await asyncio.to_thread(writing.wait, 10)
+        recorder.record(_record(2))  # queued behind the stalled write
+        await recorder.shutdown(seconds=0.2)
+    finally:
+        release.set()
+    # The next start replays them, before any record arrives.
+    store = FlakyStore(failures=0)
+    Recorder(store, tmp_path).start()
+    deadline = time.monotonic() + 10
+    while len(store.rows) < 2:
+        assert time.monotonic() < deadline, "the spool was not replayed"
+        await asyncio.sleep(0.01)
+    assert sorted(r["log"]["request_id"] for r in store.rows) == ["req-1", "req-2"]
