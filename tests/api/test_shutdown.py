@@ -68,6 +68,25 @@ def test_daphne_writes_every_queued_record_before_it_exits(gateway: LiveGateway,
     assert _stored(gateway, ids) == (ids, ids)
 
 
+def test_a_request_in_flight_at_the_signal_is_recorded_too(gateway: LiveGateway) -> None:
+    assert gateway.process is not None
+    ids = _send(gateway.api, gateway.api_key, 2)
+    body = {"model": "auto", "stream": True,
+            "messages": [{"role": "user", "content": "Tell me a story [sim:tokens=40] [sim:idle_ms=30000]"}]}
+    with httpx.stream("POST", f"{gateway.api}/chat/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {gateway.api_key}"}) as response:
+        ids.add(response.headers["x-request-id"])
+        lines = response.iter_lines()
+        while '"content"' not in next(lines):
+            pass  # the answer has started; the upstream now goes quiet
+        gateway.process.send_signal(signal.SIGTERM)
+        with pytest.raises(httpx.HTTPError):
+            for _ in lines:
+                pass
+    gateway.process.wait(timeout=60)
+    assert _stored(gateway, ids) == (ids, ids)
+
+
 def test_uvicorn_writes_every_queued_record_before_it_exits(gateway: LiveGateway, tmp_path: Path) -> None:
     server = start_extra_server(gateway, tmp_path, server="uvicorn")
     try:
