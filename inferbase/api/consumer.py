@@ -123,6 +123,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             return
         response = await pipeline.complete(ex)
         ex.status_code = 200
+        await pipeline.decision_share(ex)
         await self.send_response(
             200,
             orjson.dumps(response),
@@ -177,6 +178,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         ex.error_code = exc.code
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
+        await pipeline.decision_share(ex)
         if self._headers_sent:
             self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
             await self._flush(end=True)

@@ -9,6 +9,8 @@ from typing import Any
 from inferbase.accounts.models import ApiKey
 from observability.services import records_store
 
+from .decisions import shared_decisions
+
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
 # Past this many keys, the ones not marked within the minute are forgotten (they would be written anyway),
@@ -18,8 +20,10 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records, then mark the last use of the keys not marked this minute."""
+    """Persist a batch of records, delete the shared copies of their decisions (the rows now answer), then mark
+    the last use of the keys not marked this minute."""
     records_store(records)
+    shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
     last_used: dict[int, float] = {}
     for record in records:
         key_id = record["log"].get("api_key_id")

@@ -24,6 +24,7 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
+from observability.selectors import decision_shown
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import UpstreamError
 from providers.http import shared_client
@@ -42,6 +43,7 @@ from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
+from .decisions import shared_decisions
 from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
@@ -578,6 +580,7 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
             emit(sse({"object": "error", "error": {
                 "message": f"The upstream failed after the answer had started ({outcome}); the answer is incomplete.",
                 "type": str(ErrorType.UPSTREAM), "code": ex.disposition, "param": None}}))
+            await decision_share(ex)
             emit(SSE_DONE)
             return
         except UpstreamError as exc:
@@ -597,6 +600,7 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], emit: E
     ex.status_code = 200
     ex.error_code = error.code
     emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    await decision_share(ex)
     emit(SSE_DONE)
 
 
@@ -665,6 +669,7 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
     emit(sse(event))
+    await decision_share(ex)
     emit(SSE_DONE)
 
 
@@ -675,7 +680,6 @@ def record(ex: Exchange) -> None:
     ex.recorded = True
     key = ex.key
     served = ex.served
-    decision = ex.decision
     usage = ex.usage or {}
     details = usage.get("completion_tokens_details") or {}
     log = {
@@ -702,11 +706,17 @@ def record(ex: Exchange) -> None:
         "dropped_params": list(ex.dropped_params),
         "client_disconnected": ex.client_disconnected,
     }
-    entry: dict[str, Any] = {"log": log, "decision": None}
+    recorder().record({"log": log, "decision": decision_entry(ex)})
+
+
+def decision_entry(ex: Exchange) -> dict[str, Any] | None:
+    """The request's decision as the log writer stores it (None when nothing was routed)."""
+    key = ex.key
+    decision = ex.decision
     if decision is not None and ex.routing is not None:
         routing = {k: v for k, v in ex.routing.items() if k != "object"}
         chain_ids = [link.route.route_id for link in decision.chain]
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -727,7 +737,7 @@ def record(ex: Exchange) -> None:
     elif ex.unrouted_trail is not None and ex.unrouted_trail[0]:
         trail, text = ex.unrouted_trail
         classification = ex.unrouted_classification
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -745,4 +755,12 @@ def record(ex: Exchange) -> None:
             "routing": {},
             "attempts": [],
         }
-    recorder().record(entry)
+    return None
+
+
+async def decision_share(ex: Exchange) -> None:
+    """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
+    row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
+    entry = decision_entry(ex)
+    if entry is not None:
+        await shared_decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))
