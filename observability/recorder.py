@@ -6,6 +6,9 @@ in the writer's own thread, with its own database connection, never in the one t
 would hold them all). When the database refuses, the batch is retried with backoff;
 while it keeps failing, batches are appended to a spool file (JSON lines) that is replayed once the
 database answers again, so a restart of the database or of the process loses nothing already spooled.
+At shutdown (`shutdown()`, called by the server's SIGTERM/SIGINT handling in `inferbase.asgi`) the
+queue is written, and what the database does not take in time is spooled; `start()` at server start
+replays the spool at once.
 
 Spool files are claimed under an exclusive `flock`: the process that appends to a spool file, or
 replays a claimed one, holds it, and the kernel releases it when that process dies, so a replay file
@@ -106,6 +109,8 @@ class _LoopWriter:
 
 
 class Recorder:
+    """The process's log writer: a queue and a writing task per event loop, one writer thread for all."""
+
     def __init__(self, store: Store, spool_dir: Path, *, batch_size: int = 200, max_retries: int = 3,
                  linger: float = 0.05) -> None:
         self._store = store
