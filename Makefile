@@ -89,3 +89,9 @@ $(CLIENTS)/node_modules/.installed: $(CLIENTS)/package.json $(CLIENTS)/package-l
 
 test-clients: install $(CLIENTS)/.venv/.installed $(CLIENTS)/.venv-instructor/.installed $(CLIENTS)/node_modules/.installed
 	$(PY) -m tests.clients.run
+
+# Requests while the log writer's table is locked from another process, vs unlocked, and no record lost
+# (SQLite by default; PostgreSQL and Redis with DATABASE_URL and REDIS_URL set). ~1.5 minutes.
+.PHONY: bench-stall
+bench-stall: install-dev
+	$(PY) -m bench.db_stall

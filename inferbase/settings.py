@@ -149,6 +149,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 INFERBASE_CACHE_PREFIX = env_str("INFERBASE_CACHE_PREFIX", "inferbase")
+INFERBASE_CACHE_DIR = Path(env_str("INFERBASE_CACHE_DIR") or BASE_DIR / "var" / "cache")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -166,7 +167,7 @@ else:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": env_str("INFERBASE_CACHE_DIR") or str(BASE_DIR / "var" / "cache"),
+            "LOCATION": str(INFERBASE_CACHE_DIR),
             "KEY_PREFIX": env_str("INFERBASE_CACHE_PREFIX", "inferbase"),
         }
     }
@@ -230,6 +231,12 @@ INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
 # How long the writer waits for more records before a write, when few are queued: longer means more
 # rows per commit (less CPU per request), and logs that appear that much later.
 INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0.2, minimum=0.0)
+# A decision is readable from the shared cache (Redis, else files under INFERBASE_CACHE_DIR/decisions) from
+# the end of its response until its row is written, when the copy is deleted; this long at most.
+INFERBASE_DECISION_COPY_SECONDS = env_int("INFERBASE_DECISION_COPY_SECONDS", 3600, minimum=1)
+# At SIGTERM or SIGINT: how long the log writer may take to write what is queued before it spools the rest
+# to INFERBASE_SPOOL_DIR (replayed at the next start). Keep it under the supervisor's grace period (Docker 10 s).
+INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS", 5.0, minimum=0.0)
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)

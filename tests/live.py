@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
@@ -76,6 +79,38 @@ class LiveGateway:
 
     def logs(self) -> str:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
+
+    def record_counts(self) -> tuple[int, int]:
+        """Return how many request logs and routing decisions the database holds."""
+        logs, decisions = self.shell("from observability.models import RequestLog, RoutingDecision; "
+                                     "print(RequestLog.objects.count(), RoutingDecision.objects.count())").split()
+        return int(logs), int(decisions)
+
+
+@contextmanager
+def database_locked(gateway: LiveGateway) -> Iterator[None]:
+    """Hold the gateway's database against its log writer from another process: on SQLite an exclusive
+    lock on the file (readers go on, in WAL mode), on PostgreSQL `LOCK TABLE` on the request log."""
+    url = gateway.env.get("DATABASE_URL")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url) as conn:  # not autocommit: the lock lasts until the rollback
+            conn.execute("LOCK TABLE observability_requestlog IN ACCESS EXCLUSIVE MODE")
+            try:
+                yield
+            finally:
+                conn.rollback()
+        return
+    conn = sqlite3.connect(gateway.env["SQLITE_PATH"], isolation_level=None, timeout=30)
+    try:
+        conn.execute("BEGIN EXCLUSIVE")
+        try:
+            yield
+        finally:
+            conn.execute("ROLLBACK")
+    finally:
+        conn.close()
 
 
 def _database_env(tmp: Path, tag: str) -> tuple[dict[str, str], object | None]:

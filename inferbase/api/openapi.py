@@ -122,7 +122,7 @@ def openapi_document() -> dict[str, Any]:
                                                      "status": {"enum": ["ready", "loading", "unavailable"]}}}}}},
                 "404": errors["404"]}}},
             "/routing-decisions/{request_id}": {"get": {
-                "summary": "The persisted decision for one routed request.", "security": [{"apiKey": []}],
+                "summary": "The decision for one routed request, readable as soon as its response has ended.", "security": [{"apiKey": []}],
                 "parameters": [{"name": "request_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "the decision", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "401": errors["401"], "404": errors["404"]}}},

@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
+from inferbase.gateway.decisions import decision_find
 from inferbase.gateway.state import key_cache, snapshot_holder
-from observability.selectors import decision_get
 from providers.http import shared_client
 from routing.catalog import model_list, model_servable_routes
 from routing.decision import AUTO_MODEL_NAMES
@@ -118,11 +118,12 @@ async def _probe(client: httpx.AsyncClient, base_url: str, dialect: str, api_key
 
 
 class RoutingDecisionView(APIView):
-    """GET /routing-decisions/{request_id}: the persisted decision, for the same organization only."""
+    """GET /routing-decisions/{request_id}: the decision, for the same organization only; readable as soon as
+    its response has ended (from the shared cache until the log writer has written its row)."""
 
     def get(self, request: Request, request_id: str) -> Response:
         org_ids = _caller_organizations(request)
-        decision = decision_get(request_id=request_id, organization_ids=org_ids)
+        decision = decision_find(request_id=request_id, organization_ids=org_ids)
         if decision is None:
             raise ApiError(404, f"No routing decision with id '{request_id}'.", code="not_found", param="request_id")
         return Response(decision)

@@ -9,14 +9,21 @@ from typing import Any
 from inferbase.accounts.models import ApiKey
 from observability.services import records_store
 
+from .decisions import shared_decisions
+
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
+# Past this many keys, the ones not marked within the minute are forgotten (they would be written anyway),
+# so the map holds at most the keys used in the last minute. Only the log writer's thread touches it.
+LAST_WRITTEN_PRUNE_AT = 10_000
 _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records, then mark the last use of the keys not marked this minute."""
+    """Persist a batch of records, delete the shared copies of their decisions (the rows now answer), then mark
+    the last use of the keys not marked this minute."""
     records_store(records)
+    shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
     last_used: dict[int, float] = {}
     for record in records:
         key_id = record["log"].get("api_key_id")
@@ -28,3 +35,6 @@ def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
             continue
         ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(at, tz=UTC))
         _last_written[key_id] = now
+    if len(_last_written) > LAST_WRITTEN_PRUNE_AT:
+        for key_id in [k for k, at in _last_written.items() if now - at >= LAST_USED_RESOLUTION_S]:
+            del _last_written[key_id]

@@ -24,6 +24,7 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
+from observability.selectors import decision_shown
 from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
@@ -44,6 +45,7 @@ from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
 from .choices import all_or_none, completion_from_chunks, completions_merge, streams_merge, upstream_calls
+from .decisions import shared_decisions
 from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
@@ -636,13 +638,15 @@ async def stream(ex: Exchange, emit: Emit) -> None:
         await _stream_chain(ex, client, body, out)
 
 
-def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
-    """Raise `error` while nothing has been sent; after that, end the stream with an error event."""
+async def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
+    """Raise `error` while nothing has been sent; after that, end the stream with an error event (the
+    decision shared first, so it is readable once the client has [DONE])."""
     if not out.started:
         raise error
     ex.status_code = 200
     ex.error_code = error.code
     out.emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    await decision_share(ex)
     out.emit(SSE_DONE)
 
 
@@ -672,13 +676,14 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
             emit(sse({"object": "error", "error": {
                 "message": f"The upstream failed after the answer had started ({outcome}); the answer is incomplete.",
                 "type": str(ErrorType.UPSTREAM), "code": ex.disposition, "param": None}}))
+            await decision_share(ex)
             emit(SSE_DONE)
             return
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
                                                calls=calls))
             if not exc.retryable:
-                _stream_fail(ex, out, _rejected(ex, exc))
+                await _stream_fail(ex, out, _rejected(ex, exc))
                 return
             continue
         except TimeoutError:
@@ -691,7 +696,7 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         await _stream_finish(ex, link, served)
         await _emit_usage(ex, link, served, emit)
         return
-    _stream_fail(ex, out, _all_failed(ex))
+    await _stream_fail(ex, out, _all_failed(ex))
 
 
 def _stream_source(n: int, calls: int, adapter: Any, client: Any, target: UpstreamTarget, body: dict[str, Any],
@@ -785,6 +790,7 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
     emit(sse(event))
+    await decision_share(ex)
     emit(SSE_DONE)
 
 
@@ -795,7 +801,6 @@ def record(ex: Exchange) -> None:
     ex.recorded = True
     key = ex.key
     served = ex.served
-    decision = ex.decision
     usage = ex.usage or {}
     details = usage.get("completion_tokens_details") or {}
     log = {
@@ -822,11 +827,17 @@ def record(ex: Exchange) -> None:
         "dropped_params": list(ex.dropped_params),
         "client_disconnected": ex.client_disconnected,
     }
-    entry: dict[str, Any] = {"log": log, "decision": None}
+    recorder().record({"log": log, "decision": decision_entry(ex)})
+
+
+def decision_entry(ex: Exchange) -> dict[str, Any] | None:
+    """The request's decision as the log writer stores it (None when nothing was routed)."""
+    key = ex.key
+    decision = ex.decision
     if decision is not None and ex.routing is not None:
         routing = {k: v for k, v in ex.routing.items() if k != "object"}
         chain_ids = [link.route.route_id for link in decision.chain]
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -847,7 +858,7 @@ def record(ex: Exchange) -> None:
     elif ex.unrouted_trail is not None and ex.unrouted_trail[0]:
         trail, text = ex.unrouted_trail
         classification = ex.unrouted_classification
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -865,4 +876,12 @@ def record(ex: Exchange) -> None:
             "routing": {},
             "attempts": [],
         }
-    recorder().record(entry)
+    return None
+
+
+async def decision_share(ex: Exchange) -> None:
+    """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
+    row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
+    entry = decision_entry(ex)
+    if entry is not None:
+        await shared_decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))
