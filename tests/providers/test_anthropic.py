@@ -26,7 +26,7 @@ from providers.errors import (
     UpstreamStatusError,
     UpstreamTimeout,
 )
-from providers.simulated import SimProfile, build_app
+from providers.simulated import SimProfile, SimulatedUpstream, build_app
 from providers.simulated.server import running_server
 from providers.sse import iter_sse
 
@@ -625,44 +625,19 @@ async def test_closing_the_stream_cancels_the_upstream_request(sim: Any, client:
 
 
 @pytest.fixture(scope="module")
-def recorded_sim() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """The simulated upstream, with the JSON bodies it received recorded in order."""
-    app = build_app(profiles=PROFILES, time_scale=0)
-    received: list[dict[str, Any]] = []
-
-    async def recording(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
-        received.append(orjson.loads(raw))
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
-
-    with running_server(recording) as url:
-        yield url, received
+def recorded_sim() -> Iterator[tuple[str, SimulatedUpstream]]:
+    """The simulated upstream, recording the JSON bodies it receives."""
+    app = build_app(profiles=PROFILES, time_scale=0, record_requests=100)
+    with running_server(app) as url:
+        yield url, app
 
 
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("max_tokens", [500, 1024, 1100, 1300, 2000, 5000])
 async def test_thinking_never_raises_the_max_tokens_the_upstream_receives(
-    recorded_sim: tuple[str, list[dict[str, Any]]], client: httpx.AsyncClient, max_tokens: int, stream: bool
+    recorded_sim: tuple[str, SimulatedUpstream], client: httpx.AsyncClient, max_tokens: int, stream: bool
 ) -> None:
-    url, received = recorded_sim
+    url, app = recorded_sim
     target = target_for((url, None), "claude-deep")
     body = {"messages": user("think hard"), "max_tokens": max_tokens}
     adapter = AnthropicAdapter()
@@ -670,7 +645,7 @@ async def test_thinking_never_raises_the_max_tokens_the_upstream_receives(
         usage = (await collect(adapter.stream(client, target, body, make_options(thinking=True))))[-1]["usage"]
     else:
         usage = (await adapter.complete(client, target, body, make_options(thinking=True)))["usage"]
-    sent = received[-1]
+    sent = app.received()[-1]["body"]
     assert sent["max_tokens"] == max_tokens
     if max_tokens < 1024 + 256:  # no room for Anthropic's minimum budget and an answer: thinking stays off
         assert "thinking" not in sent
