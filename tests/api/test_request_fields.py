@@ -1,0 +1,209 @@
+"""Every field of OpenAI's chat-completions request, on each adapter (OpenAI-compatible, Anthropic), streamed
+and not, is forwarded to the upstream, mapped to its equivalent, or reported in `usage.dropped_params`: never
+dropped in silence. What the upstream received is read from the simulated upstream's request log."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+
+from inferbase.api.validation import FIELDS
+
+# OpenAI's chat-completions request body, field by field (the API reference, create chat completion).
+OPENAI_FIELDS = (
+    "messages", "model", "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "metadata", "modalities", "n", "parallel_tool_calls", "prediction",
+    "presence_penalty", "prompt_cache_key", "prompt_cache_retention", "reasoning_effort", "response_format",
+    "safety_identifier", "seed", "service_tier", "stop", "store", "stream", "stream_options", "temperature",
+    "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity", "web_search_options",
+)
+MODELS = {
+    "openai": "meta-llama-3.3-70b",  # a model that does not reason, served by the simulated OpenAI wire
+    "anthropic": "anthropic-claude-haiku-4.5",  # served by the simulated Anthropic wire, thinking off unless asked
+}
+WEATHER = {"name": "get_weather", "description": "Weather in a city.",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+CLOCK = {"name": "get_time", "parameters": {"type": "object", "properties": {}}}
+TOOLS = [{"type": "function", "function": WEATHER}, {"type": "function", "function": CLOCK}]
+ANTHROPIC_TOOLS = [{"name": "get_weather", "description": "Weather in a city.", "input_schema": WEATHER["parameters"]},
+                   {"name": "get_time", "input_schema": CLOCK["parameters"]}]
+ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one adapter does with the field: the upstream body holds `items` (dotted paths; a callable is a
+    predicate) and none of `absent`; `dropped_params` is exactly `dropped`; `calls` upstream requests."""
+
+    items: dict[str, Any] = field(default_factory=dict)
+    absent: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    calls: int = 1
+
+
+def sent(**items: Any) -> Outcome:
+    """Forwarded as written, or mapped to these items."""
+    return Outcome(items=items)
+
+
+def dropped(*names: str, absent: tuple[str, ...] = ()) -> Outcome:
+    """Not sent, and reported in dropped_params."""
+    return Outcome(absent=absent or names, dropped=names)
+
+
+@dataclass(frozen=True)
+class Row:
+    field: str
+    value: Any
+    openai: Outcome
+    anthropic: Outcome
+    extra: dict[str, Any] = field(default_factory=dict)  # what the field needs beside it (tools for tool_choice)
+    models: dict[str, str] = field(default_factory=dict)  # a model other than MODELS for this row
+    id: str = ""
+
+
+def contains(text: str) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, str) and text in value
+
+
+ROWS = [
+    Row("messages", [{"role": "system", "content": "Be brief."}],
+        sent(**{"messages.0": {"role": "system", "content": "Be brief."}}),
+        sent(system="Be brief.", **{"messages.0.role": "user"})),
+    Row("model", None, sent(model=MODELS["openai"]), sent(model=MODELS["anthropic"])),
+    Row("audio", {"voice": "alloy", "format": "wav"}, dropped("audio"), dropped("audio")),
+    Row("frequency_penalty", 0.5, sent(frequency_penalty=0.5), dropped("frequency_penalty")),
+    Row("function_call", {"name": "get_weather"},
+        Outcome({"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}, ("function_call",)),
+        Outcome({"tool_choice": {"type": "tool", "name": "get_weather"}}, ("function_call",)),
+        extra={"functions": [WEATHER]}),
+    Row("function_call", "none", Outcome({"tool_choice": "none"}, ("function_call",)),
+        Outcome({"tool_choice": {"type": "none"}}, ("function_call",)), extra={"functions": [WEATHER]},
+        id="function_call-none"),
+    Row("functions", [WEATHER], Outcome({"tools": [{"type": "function", "function": WEATHER}]}, ("functions",)),
+        Outcome({"tools": ANTHROPIC_TOOLS[:1]}, ("functions",))),
+    Row("logit_bias", {"50256": -100}, sent(logit_bias={"50256": -100}), dropped("logit_bias")),
+    Row("logprobs", True, sent(logprobs=True), dropped("logprobs")),
+    Row("max_completion_tokens", 77, Outcome({"max_tokens": 77}, ("max_completion_tokens",)),
+        Outcome({"max_tokens": 77}, ("max_completion_tokens",))),
+    Row("max_tokens", 66, sent(max_tokens=66), sent(max_tokens=66)),
+    Row("metadata", {"purpose": "test"}, dropped("metadata"), dropped("metadata")),
+    Row("modalities", ["text"], dropped("modalities"), dropped("modalities")),
+    Row("n", 2, sent(n=2), Outcome(absent=("n",), calls=2)),
+    Row("parallel_tool_calls", False, sent(parallel_tool_calls=False),
+        Outcome({"tool_choice": {"type": "auto", "disable_parallel_tool_use": True}}, ("parallel_tool_calls",)),
+        extra={"tools": TOOLS}),
+    Row("prediction", {"type": "content", "content": "Hello"}, dropped("prediction"), dropped("prediction")),
+    Row("presence_penalty", 0.3, sent(presence_penalty=0.3), dropped("presence_penalty")),
+    Row("prompt_cache_key", "conversation-1", dropped("prompt_cache_key"), dropped("prompt_cache_key")),
+    Row("prompt_cache_retention", "24h", dropped("prompt_cache_retention"), dropped("prompt_cache_retention")),
+    # A model that reasons takes reasoning_effort; Claude takes it only as a thinking budget (thinking is off).
+    Row("reasoning_effort", "low", sent(reasoning_effort="low"), dropped("reasoning_effort"),
+        models={"openai": "openai-gpt-oss-120b"}),
+    Row("response_format", {"type": "json_object"}, sent(response_format={"type": "json_object"}),
+        Outcome({"system": contains("JSON")}, ("response_format",)), extra={"prompt": "Answer in JSON."}),
+    Row("safety_identifier", "user-hash-1", dropped("safety_identifier"), dropped("safety_identifier")),
+    Row("seed", 7, sent(seed=7), dropped("seed")),
+    Row("service_tier", "auto", dropped("service_tier"), dropped("service_tier")),
+    Row("stop", ["END"], sent(stop=["END"]), Outcome({"stop_sequences": ["END"]}, ("stop",))),
+    Row("store", False, dropped("store"), dropped("store")),
+    Row("stream", None, sent(), sent()),  # the axis of every row: see _check_stream
+    Row("stream_options", {"include_usage": True}, sent(), Outcome(absent=("stream_options",))),
+    Row("temperature", 0.7, sent(temperature=0.7), sent(temperature=0.7)),
+    Row("tool_choice", "required", sent(tool_choice="required"), sent(tool_choice={"type": "any"}),
+        extra={"tools": TOOLS}),
+    Row("tools", TOOLS, sent(tools=TOOLS), sent(tools=ANTHROPIC_TOOLS)),
+    Row("top_logprobs", 2, sent(top_logprobs=2, logprobs=True), dropped("logprobs", "top_logprobs"),
+        extra={"logprobs": True}),
+    Row("top_p", 0.9, sent(top_p=0.9), sent(top_p=0.9)),
+    Row("user", "user-42", sent(user="user-42"), Outcome({"metadata.user_id": "user-42"}, ("user",))),
+    Row("verbosity", "low", dropped("verbosity"), dropped("verbosity")),
+    Row("web_search_options", {}, dropped("web_search_options"), dropped("web_search_options")),
+]
+
+
+def _get(body: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(body, list) and part.isdigit() and int(part) < len(body):
+            body = body[int(part)]
+        elif isinstance(body, dict) and part in body:
+            body = body[part]
+        else:
+            return ABSENT
+    return body
+
+
+def _request(row: Row, adapter: str, stream: bool, tag: str) -> dict[str, Any]:
+    extra = dict(row.extra)
+    prompt = f"{extra.pop('prompt', 'What is machine learning?')} [sim:tag={tag}]"
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    body: dict[str, Any] = {"model": row.models.get(adapter, MODELS[adapter]), **extra, "stream": stream}
+    if row.field == "messages":
+        messages = [*row.value, *messages]
+    elif row.value is not None:
+        body[row.field] = row.value
+    body["messages"] = messages
+    return body
+
+
+def _ask(http: httpx.Client, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return the response's usage-like object that carries dropped_params, and the streamed events."""
+    if not body["stream"]:
+        response = http.post("/chat/completions", json=body)
+        assert response.status_code == 200, response.text
+        return response.json()["usage"], []
+    events = []
+    with http.stream("POST", "/chat/completions", json=body) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            if line.startswith("data: {"):
+                events.append(json.loads(line[6:]))
+    assert not [e for e in events if e.get("object") == "error"], events
+    return next(e for e in events if e.get("object") == "usage"), events
+
+
+def _received(simulated_url: str, tag: str) -> list[dict[str, Any]]:
+    response = httpx.get(f"{simulated_url}/debug/requests", params={"tag": tag})
+    return [r["body"] for r in response.json()["data"]]
+
+
+def test_the_table_covers_every_field_of_openais_request() -> None:
+    assert {row.field for row in ROWS} == set(OPENAI_FIELDS)
+    assert set(OPENAI_FIELDS) <= {*FIELDS, "model", "messages"}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("adapter", ["openai", "anthropic"])
+@pytest.mark.parametrize("row", ROWS, ids=[row.id or row.field for row in ROWS])
+def test_every_field_is_forwarded_mapped_or_reported(http: httpx.Client, simulated_url: str, row: Row, adapter: str,
+                                                     stream: bool) -> None:
+    expected: Outcome = getattr(row, adapter)
+    tag = f"fields-{uuid.uuid4().hex[:10]}"
+    usage, events = _ask(http, _request(row, adapter, stream, tag))
+    assert sorted(usage.get("dropped_params", [])) == sorted(expected.dropped)
+    received = _received(simulated_url, tag)
+    assert len(received) == expected.calls
+    for upstream in received:
+        for path, want in expected.items.items():
+            got = _get(upstream, path)
+            assert want(got) if callable(want) else got == want, (path, got)
+        for path in expected.absent:
+            assert _get(upstream, path) is ABSENT, (path, upstream)
+        _check_stream(upstream, adapter, stream)
+    if row.field == "stream_options" and stream and row.value.get("include_usage"):
+        assert any(e.get("choices") == [] and e.get("usage", {}).get("total_tokens") for e in events)
+
+
+def _check_stream(upstream: dict[str, Any], adapter: str, stream: bool) -> None:
+    """A stream is streamed from the upstream; a whole answer may be too (for a model that may think, so that
+    its progress is watched), and the OpenAI wire is then always asked for usage, which the request is billed on."""
+    if stream:
+        assert upstream.get("stream") is True
+    if adapter == "openai":
+        assert upstream.get("stream_options", ABSENT) == ({"include_usage": True} if upstream["stream"] else ABSENT)
