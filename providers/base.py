@@ -66,3 +66,8 @@ class ProviderAdapter(Protocol):
         """Yield OpenAI `chat.completion.chunk` dicts (the last one may carry `usage`); raise
         UpstreamError on failure. Closing the iterator cancels the upstream request."""
         ...
+
+    def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
+        """Return the fields of `body` this adapter does not send to the target (neither as written nor
+        mapped) when called with this thinking switch: what the request reports in `dropped_params`."""
+        ...

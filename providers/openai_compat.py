@@ -45,6 +45,10 @@ class OpenAICompatibleAdapter:
     # Hybrid models served OpenAI-style (Qwen3 and the like) think unless they are switched off.
     thinking = ThinkingTraits(on_by_default=True)
 
+    def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
+        """Return nothing: the body is sent as written."""
+        return frozenset()
+
     async def complete(
         self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions
     ) -> dict[str, Any]:

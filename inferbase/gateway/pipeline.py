@@ -24,7 +24,6 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
-from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
@@ -50,8 +49,6 @@ from .timeouts import Budget, budget_for
 
 logger = logging.getLogger("inferbase.gateway")
 
-# Fields the Anthropic dialect has no equivalent for: accepted, reported as not forwarded.
-ANTHROPIC_UNSUPPORTED = ("frequency_penalty", "presence_penalty", "seed", "logit_bias", "logprobs", "top_logprobs")
 TRUNCATED_HINT = (
     "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
     "Raise max_tokens, or send extended_thinking: false for a direct answer."
@@ -231,12 +228,17 @@ def _thinks(link: ChainLink) -> bool:
     return link.thinking is not False
 
 
+def _thinking_switch(link: ChainLink) -> bool | None:
+    """Return the thinking switch sent to this link: on, off, or none (only a switchable model takes one)."""
+    return link.thinking if link.model.reasoning == "switchable" else None
+
+
 def _call_options(link: ChainLink, budget: Budget, first_token_s: float) -> CallOptions:
     return CallOptions(
         first_token_timeout=max(0.001, first_token_s),
         idle_timeout=budget.idle_s,
         deadline=time.monotonic() + budget.attempt_max_s,
-        thinking=link.thinking if link.model.reasoning == "switchable" else None,
+        thinking=_thinking_switch(link),
     )
 
 
@@ -252,13 +254,10 @@ def _target(link: ChainLink) -> UpstreamTarget:
 
 
 def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
-    dropped = set(chat.dropped_params)
-    if link.route.dialect == "anthropic":
-        dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
-        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
-        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
-            dropped.add("reasoning_effort")
-    return tuple(sorted(dropped))
+    """Return what the request reports as not forwarded on the link that served it."""
+    adapter = adapter_for(link.route.dialect)
+    skipped = adapter.not_forwarded(chat.forward, _target(link), _thinking_switch(link))
+    return tuple(sorted({*chat.dropped_params, *skipped}))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).

@@ -31,6 +31,7 @@ WEATHER = {"name": "get_weather", "description": "Weather in a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
 CLOCK = {"name": "get_time", "parameters": {"type": "object", "properties": {}}}
 TOOLS = [{"type": "function", "function": WEATHER}, {"type": "function", "function": CLOCK}]
+CUSTOM_TOOL = {"type": "custom", "custom": {"name": "run_sql", "description": "Run one SQL query."}}
 ANTHROPIC_TOOLS = [{"name": "get_weather", "description": "Weather in a city.", "input_schema": WEATHER["parameters"]},
                    {"name": "get_time", "input_schema": CLOCK["parameters"]}]
 ABSENT = object()
@@ -123,12 +124,29 @@ ROWS = [
     Row("stream_options", {"include_obfuscation": True}, dropped("stream_options.include_obfuscation", absent=()),
         dropped("stream_options.include_obfuscation", absent=("stream_options",)), id="stream_options-obfuscation"),
     Row("temperature", 0.7, sent(temperature=0.7), sent(temperature=0.7)),
+    # Anthropic's temperature runs from 0 to 1: OpenAI's 1 to 2 is sent as its most random, 1.
+    Row("temperature", 1.5, sent(temperature=1.5), sent(temperature=1), id="temperature-above-1"),
+    # Claude thinks only at the default temperature.
+    Row("temperature", 0.5, sent(temperature=0.5), Outcome({"thinking.type": "enabled"}, ("temperature",),
+                                                           ("temperature",)),
+        extra={"extended_thinking": True}, id="temperature-thinking"),
     Row("tool_choice", "required", sent(tool_choice="required"), sent(tool_choice={"type": "any"}),
         extra={"tools": TOOLS}),
+    Row("tool_choice", {"type": "allowed_tools", "allowed_tools": {
+        "mode": "required", "tools": [{"type": "function", "function": {"name": "get_time"}}]}},
+        sent(tool_choice={"type": "allowed_tools", "allowed_tools": {
+            "mode": "required", "tools": [{"type": "function", "function": {"name": "get_time"}}]}}),
+        sent(tool_choice={"type": "any"}, tools=ANTHROPIC_TOOLS[1:]), extra={"tools": TOOLS}, id="tool_choice-allowed"),
     Row("tools", TOOLS, sent(tools=TOOLS), sent(tools=ANTHROPIC_TOOLS)),
+    # A custom (free-form) tool has no Anthropic equivalent: the function tools go, and tools is reported.
+    Row("tools", [TOOLS[0], CUSTOM_TOOL], sent(tools=[TOOLS[0], CUSTOM_TOOL]),
+        Outcome({"tools": ANTHROPIC_TOOLS[:1]}, (), ("tools",)), id="tools-custom"),
     Row("top_logprobs", 2, sent(top_logprobs=2, logprobs=True), dropped("logprobs", "top_logprobs"),
         extra={"logprobs": True}),
     Row("top_p", 0.9, sent(top_p=0.9), sent(top_p=0.9)),
+    # Claude (Sonnet 4.5, Haiku 4.5) refuses temperature and top_p together: temperature is kept.
+    Row("top_p", 0.9, sent(top_p=0.9, temperature=0.7), Outcome({"temperature": 0.7}, ("top_p",), ("top_p",)),
+        extra={"temperature": 0.7}, id="top_p-beside-temperature"),
     Row("user", "user-42", sent(user="user-42"), Outcome({"metadata.user_id": "user-42"}, ("user",))),
     Row("verbosity", "low", dropped("verbosity"), dropped("verbosity")),
     Row("web_search_options", {}, dropped("web_search_options"), dropped("web_search_options")),
