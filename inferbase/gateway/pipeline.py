@@ -253,11 +253,25 @@ def _target(link: ChainLink) -> UpstreamTarget:
     )
 
 
+def _declined(chat: ChatRequest, link: ChainLink) -> frozenset[str]:
+    """Return the fields the link's model cannot take, whatever its provider: reasoning_effort on a model that
+    never reasons (OpenAI and Groq refuse the request with it)."""
+    if link.model.reasoning == "none" and "reasoning_effort" in chat.forward:
+        return frozenset({"reasoning_effort"})
+    return frozenset()
+
+
+def _link_body(chat: ChatRequest, link: ChainLink, body: dict[str, Any]) -> dict[str, Any]:
+    """Return the body for this link: the request's, without what the link's model declines."""
+    declined = _declined(chat, link)
+    return {k: v for k, v in body.items() if k not in declined} if declined else body
+
+
 def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     """Return what the request reports as not forwarded on the link that served it."""
     adapter = adapter_for(link.route.dialect)
     skipped = adapter.not_forwarded(chat.forward, _target(link), _thinking_switch(link))
-    return tuple(sorted({*chat.dropped_params, *skipped}))
+    return tuple(sorted({*chat.dropped_params, *_declined(chat, link), *skipped}))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
@@ -366,9 +380,10 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         budget, options = planned
         adapter = adapter_for(link.route.dialect)
         calls = upstream_calls(chat.n, link)
+        link_body = _link_body(chat, link, body)
         started = time.perf_counter()
         try:
-            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), body, options, budget)
+            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), link_body, options, budget)
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
                                                calls=calls))
@@ -386,8 +401,8 @@ async def complete(ex: Exchange) -> dict[str, Any]:
             last_result = (link, result, messages, record)
             continue
         if chat.response_format_type and decision.policy.structured_output_extraction:
-            result, messages = await _structured_repairs(ex, link, adapter, client, body, options, result, messages,
-                                                         started)
+            result, messages = await _structured_repairs(ex, link, adapter, client, link_body, options, result,
+                                                         messages, started)
         ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
         return _completion_response(ex, link, result, messages)
     if last_result is not None:
@@ -658,7 +673,8 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         calls = upstream_calls(ex.chat.n, link)
         started = time.perf_counter()
         try:
-            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), body, options)
+            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), _link_body(ex.chat, link, body),
+                                    options)
             served = await _stream_attempt(ex, link, source, emit, hold_reasoning, budget)
         except _Committed as committed:
             err = committed.error

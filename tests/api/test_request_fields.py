@@ -112,6 +112,10 @@ ROWS = [
     # A model that reasons takes reasoning_effort; Claude takes it only as a thinking budget (thinking is off).
     Row("reasoning_effort", "low", sent(reasoning_effort="low"), dropped("reasoning_effort"),
         models={"openai": "openai-gpt-oss-120b"}),
+    # A model that never reasons is not sent it (OpenAI and Groq refuse the request); Claude thinking takes it.
+    Row("reasoning_effort", "low", dropped("reasoning_effort"),
+        Outcome({"thinking.budget_tokens": 1024}, ("reasoning_effort",)),
+        extra={"extended_thinking": True, "max_tokens": 4000}, id="reasoning_effort-thinking"),
     Row("response_format", {"type": "json_object"}, sent(response_format={"type": "json_object"}),
         Outcome({"system": contains("JSON")}, ("response_format",)), extra={"prompt": "Answer in JSON."}),
     Row("safety_identifier", "user-hash-1", dropped("safety_identifier"), dropped("safety_identifier")),
