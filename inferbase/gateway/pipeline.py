@@ -250,6 +250,7 @@ def _target(link: ChainLink) -> UpstreamTarget:
         base_url=route.base_url,
         upstream_model=route.upstream_model,
         api_key=link.api_key,
+        thinking_switch=route.thinking_switch,
     )
 
 

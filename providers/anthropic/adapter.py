@@ -34,7 +34,7 @@ class AnthropicAdapter:
 
     dialect = "anthropic"
     # Claude thinks only when the request enables it, and only with room for the minimum budget.
-    thinking = ThinkingTraits(on_by_default=False, min_max_tokens=MIN_THINKING_MAX_TOKENS)
+    thinking = ThinkingTraits(on_by_default=False, min_max_tokens=MIN_THINKING_MAX_TOKENS, native_switch=True)
 
     def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
         """Return the OpenAI fields the Messages request will not carry (see request.not_forwarded)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from inferbase.api.validation import FIELDS
+from tests.live import LiveGateway, poll
 
 # OpenAI's chat-completions request body, field by field (the API reference, create chat completion).
 OPENAI_FIELDS = (
@@ -236,3 +237,69 @@ def _check_stream(upstream: dict[str, Any], adapter: str, stream: bool) -> None:
         assert upstream.get("stream") is True
     if adapter == "openai":
         assert upstream.get("stream_options", ABSENT) == ({"include_usage": True} if upstream["stream"] else ABSENT)
+
+
+# -- the thinking switch: non-standard fields only where the route declares them -------------------------------
+
+SWITCH_FIELDS = ("reasoning_effort", "chat_template_kwargs", "reasoning")
+
+
+@pytest.fixture(scope="module")
+def switch_models(live: LiveGateway, simulated_url: str) -> Iterator[dict[str, str]]:
+    """Models by the thinking switch their route declares: a catalog route, and two added with add_provider
+    (one told --thinking-switch, one not), all served by the simulated upstream's switchable Qwen3."""
+    live.manage("add_provider", "--name", "fields-vllm", "--base-url", f"{simulated_url}/openai/v1",
+                "--model", "fields-qwen-vllm=qwen3-32b", "--reasoning", "switchable",
+                "--thinking-switch", "chat_template_kwargs")
+    live.manage("add_provider", "--name", "fields-plain", "--base-url", f"{simulated_url}/openai/v1",
+                "--model", "fields-qwen-plain=qwen3-32b", "--reasoning", "switchable")
+    try:
+        poll(lambda: {"fields-qwen-vllm", "fields-qwen-plain"} <= {
+            m["id"] for m in httpx.get(f"{live.api}/models").json()["data"]})
+        # The catalog's simulated Qwen3 route declares the switch of the real route it stands for (DeepInfra's).
+        yield {"reasoning_effort": "qwen3-32b", "chat_template_kwargs": "fields-qwen-vllm", "none": "fields-qwen-plain"}
+    finally:
+        live.remove_provider("fields-vllm")
+        live.remove_provider("fields-plain")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize(("switch", "thinking", "fields", "shown"), [
+    ("reasoning_effort", False, {"reasoning_effort": "none"}, ("off", None)),
+    ("reasoning_effort", True, {}, ("on", None)),
+    ("chat_template_kwargs", False, {"chat_template_kwargs": {"enable_thinking": False}}, ("off", None)),
+    ("chat_template_kwargs", True, {"chat_template_kwargs": {"enable_thinking": True}}, ("on", None)),
+    # Declared none: nothing is sent, the model thinks as it does by default, and the routing object says so.
+    ("none", False, {}, ("on", "model_ignores_off")),
+    ("none", True, {}, ("on", None)),
+])
+def test_the_thinking_switch_is_sent_only_where_the_route_declares_it(
+        http: httpx.Client, simulated_url: str, switch_models: dict[str, str], switch: str, thinking: bool,
+        fields: dict[str, Any], shown: tuple[str, str | None], stream: bool) -> None:
+    tag = f"switch-{uuid.uuid4().hex[:10]}"
+    body = {"model": switch_models[switch], "stream": stream, "extended_thinking": thinking, "max_tokens": 2000,
+            "messages": [{"role": "user", "content": f"Prove that there are infinitely many primes. [sim:tag={tag}]"}]}
+    if stream:
+        with http.stream("POST", "/chat/completions", json=body) as response:
+            assert response.status_code == 200, response.read()
+            routing = json.loads(next(line for line in response.iter_lines() if line.startswith("data: {"))[6:])
+    else:
+        response = http.post("/chat/completions", json=body)
+        assert response.status_code == 200, response.text
+        routing = response.json()["routing"]
+    (upstream,) = _received(simulated_url, tag)
+    assert {k: upstream[k] for k in SWITCH_FIELDS if k in upstream} == fields
+    assert (routing["thinking"], routing.get("thinking_reason")) == shown
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+def test_the_anthropic_route_is_sent_no_openai_thinking_switch(http: httpx.Client, simulated_url: str,
+                                                               thinking: bool) -> None:
+    tag = f"switch-{uuid.uuid4().hex[:10]}"
+    response = http.post("/chat/completions", json={
+        "model": MODELS["anthropic"], "extended_thinking": thinking, "max_tokens": 2000,
+        "messages": [{"role": "user", "content": f"Prove that there are infinitely many primes. [sim:tag={tag}]"}]})
+    assert response.status_code == 200, response.text
+    (upstream,) = _received(simulated_url, tag)
+    assert not set(SWITCH_FIELDS) & set(upstream)
+    assert ("thinking" in upstream) is thinking

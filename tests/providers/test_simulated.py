@@ -235,6 +235,7 @@ async def test_reasoning_streams_as_reasoning_content_deltas(client: httpx.Async
     [
         {"reasoning_effort": "none"},
         {"chat_template_kwargs": {"enable_thinking": False}},
+        {"reasoning": {"enabled": False}},
         {"thinking": {"type": "disabled"}},
     ],
 )
