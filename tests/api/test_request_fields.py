@@ -117,6 +117,10 @@ ROWS = [
     Row("reasoning_effort", "low", dropped("reasoning_effort"),
         Outcome({"thinking.budget_tokens": 1024}, ("reasoning_effort",)),
         extra={"extended_thinking": True, "max_tokens": 4000}, id="reasoning_effort-thinking"),
+    # Thinking switched off where the switch is reasoning_effort "none": the client's effort gives way.
+    Row("reasoning_effort", "high", Outcome({"reasoning_effort": "none"}, (), ("reasoning_effort",)),
+        dropped("reasoning_effort"), extra={"extended_thinking": False}, models={"openai": "qwen3-32b"},
+        id="reasoning_effort-thinking-off"),
     Row("response_format", {"type": "json_object"}, sent(response_format={"type": "json_object"}),
         Outcome({"system": contains("JSON")}, ("response_format",)), extra={"prompt": "Answer in JSON."}),
     Row("safety_identifier", "user-hash-1", dropped("safety_identifier"), dropped("safety_identifier")),
