@@ -219,7 +219,7 @@ def _forced_tool(body: dict[str, Any]) -> bool:
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
         return (choice.get("allowed_tools") or {}).get("mode") == "required"
-    return choice == "required" or (isinstance(choice, dict) and choice.get("type") in ("function", "custom"))
+    return choice == "required" or (isinstance(choice, dict) and choice.get("type") == "function")
 
 
 def _temperature(body: dict[str, Any], thinks: bool) -> float | int | None:
