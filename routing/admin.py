@@ -17,7 +17,8 @@ class ModelAdmin(admin.ModelAdmin):
 
 @admin.register(Route)
 class RouteAdmin(admin.ModelAdmin):
-    list_display = ("model", "provider", "upstream_model", "price_input", "price_output", "context_window", "enabled")
+    list_display = ("model", "provider", "upstream_model", "price_input", "price_output", "context_window",
+                    "thinking_switch", "enabled")
     list_filter = ("provider",)
 
 

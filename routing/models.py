@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from providers.base import NO_THINKING_SWITCH, THINKING_SWITCHES
 from providers.models import Provider
 
 
@@ -44,6 +45,10 @@ class Route(models.Model):
     price_cached_input = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     context_window = models.PositiveIntegerField(default=8192)
     max_output_tokens = models.PositiveIntegerField(default=4096)
+    thinking_switch = models.CharField(
+        max_length=24, choices=[(s, s) for s in THINKING_SWITCHES], default=NO_THINKING_SWITCH,
+        help_text="How this OpenAI-compatible route turns a switchable model's thinking on and off; "
+                  "none sends nothing, and the model runs its default. Anthropic routes use their own.")
     enabled = models.BooleanField(default=True)
     from_catalog = models.BooleanField(default=False)
 

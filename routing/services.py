@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 
+from providers.base import NO_THINKING_SWITCH
 from providers.models import Provider
 
 from .models import BenchmarkScore, Model, Route, RouteLatency
@@ -98,7 +99,7 @@ def _route_upsert(model: Model, provider: Provider, r: dict[str, Any]) -> Route:
             "upstream_model": r["upstream_model"], "price_input": _price(r["price_input"]),
             "price_output": _price(r["price_output"]), "price_cached_input": _price(r.get("price_cached_input")),
             "context_window": int(r["context_window"]), "max_output_tokens": int(r["max_output_tokens"]),
-            "from_catalog": True,
+            "thinking_switch": r.get("thinking_switch") or NO_THINKING_SWITCH, "from_catalog": True,
         },
     )
     return route
@@ -135,11 +136,14 @@ def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers
 @transaction.atomic
 def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: list[tuple[str, str]],
                  price_input: float = 0.0, price_output: float = 0.0, context_window: int = 32768,
-                 max_output_tokens: int = 4096, tools: bool = False, reasoning: str | None = None) -> Provider:
+                 max_output_tokens: int = 4096, tools: bool = False, reasoning: str | None = None,
+                 thinking_switch: str | None = None) -> Provider:
     """Add (or update) a user's own OpenAI-compatible endpoint and its models; no code change needed.
 
     A new model's reasoning is `reasoning` when declared, else unknown (so routing does not claim a
-    thinking mode it has not measured); a declared mode also updates a model added earlier this way."""
+    thinking mode it has not measured); a declared mode also updates a model added earlier this way.
+    The routes send a thinking switch only in the dialect `thinking_switch` declares; a new route declares
+    none unless told, and a declared switch also updates the routes added earlier."""
     from django.utils.text import slugify
 
     slug = slugify(name)
@@ -155,10 +159,12 @@ def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: lis
         if not created and reasoning is not None and not model.from_catalog and model.reasoning != reasoning:
             model.reasoning = reasoning
             model.save(update_fields=["reasoning"])
-        Route.objects.update_or_create(
-            model=model, provider=provider,
-            defaults={"upstream_model": upstream, "price_input": Decimal(str(price_input)),
-                      "price_output": Decimal(str(price_output)), "context_window": context_window,
-                      "max_output_tokens": max_output_tokens})
+        route_fields: dict[str, Any] = {
+            "upstream_model": upstream, "price_input": Decimal(str(price_input)),
+            "price_output": Decimal(str(price_output)), "context_window": context_window,
+            "max_output_tokens": max_output_tokens}
+        if thinking_switch is not None:
+            route_fields["thinking_switch"] = thinking_switch
+        Route.objects.update_or_create(model=model, provider=provider, defaults=route_fields)
     snapshot_version_bump()
     return provider

@@ -45,6 +45,7 @@ class RouteSnap:
     data_regions: tuple[str, ...]
     latency: RouteLatencySnap | None
     env_credential: bool  # True when the route's credential is in the environment (or none is needed)
+    thinking_switch: str = "none"  # how an OpenAI-compatible route switches thinking (providers.base.THINKING_SWITCHES)
 
     @property
     def simulated(self) -> bool:
@@ -224,6 +225,7 @@ def snapshot_build(
                 data_regions=tuple(provider.data_regions or ()),
                 latency=latency,
                 env_credential=env_credential,
+                thinking_switch=row.thinking_switch,
             )
         )
     policies = {row.pk: policy_snap_from_row(row) for row in RoutingPolicy.objects.all()}

@@ -244,12 +244,18 @@ def _serving(server: ServerProcess, health_url: str, *, timeout: float) -> Serve
     return server
 
 
+# Enough for every request one test makes; tests find theirs by a `[sim:tag=...]` of their own.
+SIMULATED_RECORDED = 2000
+
+
 def start_simulated(tmp: Path) -> ServerProcess:
-    """Start `python -m providers.simulated` on a free port; poll its /health until it answers."""
+    """Start `python -m providers.simulated` on a free port, recording what it receives (GET /debug/requests);
+    poll its /health until it answers."""
     port = free_port()
     log = (tmp / "simulated.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0"],
+        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0",
+         "--record-requests", str(SIMULATED_RECORDED)],
         cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"

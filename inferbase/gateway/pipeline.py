@@ -25,7 +25,6 @@ from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
 from observability.selectors import decision_shown
-from providers.anthropic import maps_reasoning_effort
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
@@ -52,8 +51,6 @@ from .timeouts import Budget, budget_for
 
 logger = logging.getLogger("inferbase.gateway")
 
-# Fields the Anthropic dialect has no equivalent for: accepted, reported as not forwarded.
-ANTHROPIC_UNSUPPORTED = ("frequency_penalty", "presence_penalty", "seed", "logit_bias", "logprobs", "top_logprobs")
 TRUNCATED_HINT = (
     "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
     "Raise max_tokens, or send extended_thinking: false for a direct answer."
@@ -233,12 +230,17 @@ def _thinks(link: ChainLink) -> bool:
     return link.thinking is not False
 
 
+def _thinking_switch(link: ChainLink) -> bool | None:
+    """Return the thinking switch sent to this link: on, off, or none (only a switchable model takes one)."""
+    return link.thinking if link.model.reasoning == "switchable" else None
+
+
 def _call_options(link: ChainLink, budget: Budget, first_token_s: float) -> CallOptions:
     return CallOptions(
         first_token_timeout=max(0.001, first_token_s),
         idle_timeout=budget.idle_s,
         deadline=time.monotonic() + budget.attempt_max_s,
-        thinking=link.thinking if link.model.reasoning == "switchable" else None,
+        thinking=_thinking_switch(link),
     )
 
 
@@ -250,17 +252,29 @@ def _target(link: ChainLink) -> UpstreamTarget:
         base_url=route.base_url,
         upstream_model=route.upstream_model,
         api_key=link.api_key,
+        thinking_switch=route.thinking_switch,
     )
 
 
+def _declined(chat: ChatRequest, link: ChainLink) -> frozenset[str]:
+    """Return the fields the link's model cannot take, whatever its provider: reasoning_effort on a model that
+    never reasons (OpenAI and Groq refuse the request with it)."""
+    if link.model.reasoning == "none" and "reasoning_effort" in chat.forward:
+        return frozenset({"reasoning_effort"})
+    return frozenset()
+
+
+def _link_body(chat: ChatRequest, link: ChainLink, body: dict[str, Any]) -> dict[str, Any]:
+    """Return the body for this link: the request's, without what the link's model declines."""
+    declined = _declined(chat, link)
+    return {k: v for k, v in body.items() if k not in declined} if declined else body
+
+
 def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
-    dropped = set(chat.dropped_params)
-    if link.route.dialect == "anthropic":
-        dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
-        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
-        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
-            dropped.add("reasoning_effort")
-    return tuple(sorted(dropped))
+    """Return what the request reports as not forwarded on the link that served it."""
+    adapter = adapter_for(link.route.dialect)
+    skipped = adapter.not_forwarded(chat.forward, _target(link), _thinking_switch(link))
+    return tuple(sorted({*chat.dropped_params, *_declined(chat, link), *skipped}))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
@@ -369,9 +383,10 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         budget, options = planned
         adapter = adapter_for(link.route.dialect)
         calls = upstream_calls(chat.n, link)
+        link_body = _link_body(chat, link, body)
         started = time.perf_counter()
         try:
-            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), body, options, budget)
+            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), link_body, options, budget)
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
                                                calls=calls))
@@ -389,8 +404,8 @@ async def complete(ex: Exchange) -> dict[str, Any]:
             last_result = (link, result, messages, record)
             continue
         if chat.response_format_type and decision.policy.structured_output_extraction:
-            result, messages = await _structured_repairs(ex, link, adapter, client, body, options, result, messages,
-                                                         started)
+            result, messages = await _structured_repairs(ex, link, adapter, client, link_body, options, result,
+                                                         messages, started)
         ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
         return _completion_response(ex, link, result, messages)
     if last_result is not None:
@@ -663,7 +678,8 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         calls = upstream_calls(ex.chat.n, link)
         started = time.perf_counter()
         try:
-            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), body, options)
+            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), _link_body(ex.chat, link, body),
+                                    options)
             served = await _stream_attempt(ex, link, source, emit, hold_reasoning, budget)
         except _Committed as committed:
             err = committed.error

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from providers.base import THINKING_SWITCHES
 from routing.tasks import TASKS
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "routing" / "data"
@@ -56,6 +57,7 @@ ROUTE_KEYS = {
     "context_window",
     "max_output_tokens",
 }
+OPTIONAL_ROUTE_KEYS = {"thinking_switch"}
 LATENCY_KEYS = {"ttft_ms_p50", "ttft_ms_p90", "tokens_per_second", "samples"}
 
 
@@ -208,7 +210,7 @@ def test_routes(catalog, providers):
         seen = set()
         for r in m["routes"]:
             where = f"{r.get('provider')}/{m['id']}"
-            assert set(r) == ROUTE_KEYS, where
+            assert ROUTE_KEYS <= set(r) <= ROUTE_KEYS | OPTIONAL_ROUTE_KEYS, where
             assert r["provider"] in providers, f"{where}: unknown provider"
             assert providers[r["provider"]]["kind"] not in SIMULATED_KINDS, (
                 f"{where}: simulated routes are derived"
@@ -222,6 +224,17 @@ def test_routes(catalog, providers):
             assert cached is None or (_is_number(cached) and 0 <= cached <= r["price_input"]), where
             assert _is_int(r["context_window"]) and _is_int(r["max_output_tokens"]), where
             assert r["context_window"] >= r["max_output_tokens"] > 0, where
+
+
+def test_switchable_models_declare_each_openai_routes_thinking_switch(catalog, providers):
+    """A non-standard thinking switch is sent only where declared; an OpenAI-dialect route of a model whose
+    thinking can be switched says how (or `none`), and only such a route says anything."""
+    for m in catalog["models"]:
+        for r in m["routes"]:
+            where = f"{r['provider']}/{m['id']}"
+            needs = m["reasoning"] == "switchable" and providers[r["provider"]]["dialect"] == "openai"
+            assert ("thinking_switch" in r) == needs, where
+            assert r.get("thinking_switch", "none") in THINKING_SWITCHES, where
 
 
 def test_claude_models_use_anthropic_dialect(catalog, providers):
