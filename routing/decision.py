@@ -4,11 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .snapshot import ModelSnap, PolicySnap, RouteSnap
 
 AUTO_MODEL_NAMES = frozenset({"auto", "inferbase/auto"})
+
+# The task families and complexity bands the router classifies requests into.
+Task = Literal[
+    "coding",
+    "maths",
+    "reasoning",
+    "factual",
+    "writing",
+    "summarization",
+    "extraction",
+    "translation",
+    "chat",
+    "tool_use",
+]
+Complexity = Literal["easy", "standard", "hard"]
+
+TASKS: tuple[Task, ...] = get_args(Task)
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)
 
 
 @dataclass(frozen=True, slots=True)

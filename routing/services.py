@@ -1,18 +1,22 @@
-"""Writes for routing: load the shipped catalog and evidence files, add a provider."""
+"""Writes for routing: load the shipped catalog and evidence files, add a provider, store route samples
+and aggregate them into evidence."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from providers.models import Provider
 
-from .models import BenchmarkScore, Model, Route, RouteLatency
+from .evidence import Cooldown, CooldownRules, Sample, Window, cooldown_next, in_window, route_figures
+from .models import BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
 from .snapshot import snapshot_version_bump
 
 SIMULATED = "simulated"
@@ -162,3 +166,106 @@ def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: lis
                       "max_output_tokens": max_output_tokens})
     snapshot_version_bump()
     return provider
+
+
+def route_samples_store(rows: list[dict[str, Any]]) -> None:
+    """Insert route samples (the log writer's batch); `created_at` may be seconds since the epoch."""
+    if not rows:
+        return
+    RouteSample.objects.bulk_create([
+        RouteSample(**{**row, "created_at": _aware(row["created_at"])}) for row in rows
+    ], batch_size=500)
+
+
+def _aware(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromtimestamp(float(value), tz=UTC)
+
+
+def _epoch(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+@dataclass(frozen=True)
+class EvidenceRefreshResult:
+    routes: int
+    changed: int
+    cooling: int
+    pruned: int
+    version: str | None  # the snapshot version set, when anything routing reads changed
+
+
+def evidence_settings() -> tuple[Window, CooldownRules]:
+    """Return the evidence window and the cooldown rules from settings."""
+    window = Window(float(settings.INFERBASE_EVIDENCE_WINDOW_SECONDS), int(settings.INFERBASE_EVIDENCE_MAX_SAMPLES))
+    rules = CooldownRules(
+        threshold=float(settings.INFERBASE_COOLDOWN_FAILURE_RATE),
+        min_samples=int(settings.INFERBASE_COOLDOWN_MIN_SAMPLES),
+        window_seconds=float(settings.INFERBASE_COOLDOWN_WINDOW_SECONDS),
+        seconds=float(settings.INFERBASE_COOLDOWN_SECONDS),
+    )
+    return window, rules
+
+
+def _samples_of(route_id: str, since: datetime, limit: int) -> list[Sample]:
+    rows = (RouteSample.objects.filter(route_id=route_id, created_at__gte=since).order_by("-created_at")
+            .values_list("created_at", "outcome", "end_to_end_ms", "first_token_ms", "first_answer_token_ms",
+                         "output_tokens")[:limit])
+    return [Sample(at=at.timestamp(), outcome=outcome, end_to_end_ms=e2e, first_token_ms=first,
+                   first_answer_token_ms=answer, output_tokens=tokens)
+            for at, outcome, e2e, first, answer, tokens in rows]
+
+
+EVIDENCE_FIELDS = ("window", "samples", "first_token_ms_p50", "first_token_ms_p90", "first_answer_token_ms_p50",
+                   "first_answer_token_ms_p90", "end_to_end_ms_p50", "end_to_end_ms_p90", "output_tokens_per_s",
+                   "failure_samples", "error_rate", "timeout_rate", "truncation_rate", "cooldown_started",
+                   "cooldown_until", "cooldown_reason")
+
+
+def route_evidence_refresh(*, now: datetime | None = None) -> EvidenceRefreshResult:
+    """Aggregate each route's recent samples into its evidence row, start or end cooldowns, prune samples
+    older than any window needs, and bump the snapshot version when anything routing reads changed."""
+    now = now or datetime.now(UTC)
+    now_s = now.timestamp()
+    window, rules = evidence_settings()
+    horizon_s = max(window.seconds, rules.window_seconds + rules.seconds)
+    horizon = now - timedelta(seconds=horizon_s)
+    pruned, _ = RouteSample.objects.filter(created_at__lt=horizon).delete()
+    existing = {row.route_id: row for row in RouteEvidence.objects.all()}
+    route_ids = set(RouteSample.objects.filter(created_at__gte=horizon).values_list("route_id", flat=True).distinct())
+    changed = cooling = 0
+    for route_id in sorted(route_ids | set(existing)):
+        samples = _samples_of(route_id, horizon, max(window.max_samples, rules.min_samples))
+        figures = route_figures(in_window(samples, window, now_s))
+        row = existing.get(route_id)
+        current = None
+        if row is not None and row.cooldown_until is not None and row.cooldown_started is not None:
+            current = Cooldown(row.cooldown_started.timestamp(), row.cooldown_until.timestamp(), row.error_rate, 0)
+        cooldown = cooldown_next(samples, current, rules, now_s)
+        values: dict[str, Any] = {"window": window.text(), **{f: getattr(figures, f) for f in (
+            "samples", "first_token_ms_p50", "first_token_ms_p90", "first_answer_token_ms_p50",
+            "first_answer_token_ms_p90", "end_to_end_ms_p50", "end_to_end_ms_p90", "output_tokens_per_s",
+            "failure_samples", "error_rate", "timeout_rate", "truncation_rate")}}
+        if cooldown is None:
+            values.update(cooldown_started=None, cooldown_until=None, cooldown_reason="")
+        else:
+            cooling += 1
+            values.update(
+                cooldown_started=_aware(cooldown.since), cooldown_until=_aware(cooldown.until),
+                cooldown_reason=(row.cooldown_reason if cooldown is current and row is not None else
+                                 f"{round(cooldown.failure_rate * 100)}% of its last {cooldown.samples} attempts failed"),
+            )
+        if row is None:
+            RouteEvidence.objects.create(route_id=route_id, updated_at=now, **values)
+            changed += 1
+        elif any(_differs(getattr(row, f), values[f]) for f in EVIDENCE_FIELDS):
+            RouteEvidence.objects.filter(pk=row.pk).update(updated_at=now, **values)
+            changed += 1
+    version = snapshot_version_bump() if changed else None
+    return EvidenceRefreshResult(routes=len(route_ids | set(existing)), changed=changed, cooling=cooling,
+                                 pruned=pruned, version=version)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    if isinstance(old, datetime) or isinstance(new, datetime):
+        return _epoch(old) != _epoch(new)
+    return old != new

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 from .validation import FIELDS, MAX_CHOICES, OBJECTIVES, QUALITY_FLOORS, ROLES
 

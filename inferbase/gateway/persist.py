@@ -1,4 +1,4 @@
-"""What the recorder stores, composed here: logs and decisions, and the keys' last use."""
+"""What the recorder stores, composed here: logs and decisions, the keys' last use, and the routes' samples."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from typing import Any
 
 from inferbase.accounts.models import ApiKey
 from observability.services import records_store
+from routing.services import route_samples_store
+
+from .samples import route_samples_from
 
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
@@ -15,8 +18,10 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records, then mark the last use of the keys not marked this minute."""
+    """Persist a batch of records and its route samples, then mark the last use of the keys not marked
+    this minute."""
     records_store(records)
+    route_samples_store(route_samples_from(records))
     last_used: dict[int, float] = {}
     for record in records:
         key_id = record["log"].get("api_key_id")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from routing.tasks import TASKS
+from routing.decision import TASKS
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "routing" / "data"
 
