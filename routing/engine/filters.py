@@ -391,12 +391,25 @@ def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingReq
 
 
 def run_preset(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, task: str | None,
-               floor: str) -> list[Candidate]:
-    """Score each candidate for the task and keep those that clear the quality floor."""
+               floor: str, *, admit_unmeasured: bool = False) -> list[Candidate]:
+    """Score each candidate for the task and keep those that clear the quality floor; under a policy that
+    admits unmeasured models, a model without any benchmark score passes (its floor is none)."""
     for candidate in candidates:
         candidate.score, candidate.proxied = task_score(candidate.model, snapshot, task)
-    return run_model_filter(candidates, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
-                            f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
+    if not admit_unmeasured:
+        return run_model_filter(candidates, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
+                                f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
+    admitted = [c.model.id for c in candidates if c.score is None and not meets_floor(None, floor)]
+    kept = run_model_filter(candidates, trail, "preset_eligibility",
+                            lambda c: c.score is None or meets_floor(c.score, floor),
+                            f"the {floor} quality floor for this task", "meets", "meet", preset=floor,
+                            **({"admitted_unmeasured": admitted} if admitted else {}))
+    if admitted:
+        names = ", ".join(admitted[:RESTING_SHOWN]) + (f" and {len(admitted) - RESTING_SHOWN} more"
+                                                         if len(admitted) > RESTING_SHOWN else "")
+        trail.texts[-1] = (trail.texts[-1][:-1] + f", counting {names}, without benchmark scores, "
+                           "which the policy admits with no quality floor.")
+    return kept
 
 
 def _model_id(model: ModelSnap) -> str:
