@@ -263,6 +263,8 @@ INFERBASE_SCHEDULER = env_bool("INFERBASE_SCHEDULER", not REDIS_URL)
 CELERY_BEAT_SCHEDULE = {
     "route-evidence": {"task": "routing.tasks.route_evidence_refresh",
                        "schedule": INFERBASE_EVIDENCE_REFRESH_SECONDS},
+    "benchmark-feeds": {"task": "routing.tasks.benchmark_feeds_refresh",
+                        "schedule": INFERBASE_BENCHMARK_FEEDS_REFRESH_SECONDS},
 }
 # Prometheus: set PROMETHEUS_MULTIPROC_DIR (an empty directory, wiped at each start) when several
 # processes serve, so that GET /metrics adds up all of them.

@@ -4,6 +4,7 @@ and aggregate them into evidence."""
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -16,7 +17,8 @@ from django.db import transaction
 from providers.models import Provider
 
 from .evidence import Cooldown, CooldownRules, Sample, Window, cooldown_next, in_window, route_figures
-from .models import BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
+from .feeds import FeedCheck, feed_check
+from .models import BenchmarkFeedLoad, BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
 from .snapshot import snapshot_version_bump
 
 SIMULATED = "simulated"
@@ -109,15 +111,10 @@ def _route_upsert(model: Model, provider: Provider, r: dict[str, Any]) -> Route:
 
 
 def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers: dict[str, Provider]) -> None:
-    for model_id, scores in evidence.get("benchmarks", {}).items():
-        model = models.get(model_id)
-        if model is None:
-            continue
-        source = scores.get("source", "")
-        for task, score in scores.items():
-            if task == "source" or not isinstance(score, int | float):
-                continue
-            BenchmarkScore.objects.update_or_create(model=model, task=task, defaults={"score": float(score), "source": source})
+    check = feed_check(evidence, set(models))
+    if not check.valid:
+        raise ValueError("the shipped evidence is not a valid feed: " + "; ".join(check.errors))
+    _scores_apply(check)
     for route_key, lat in evidence.get("route_latency", {}).items():
         provider_slug, _, model_id = route_key.partition("/")
         route = Route.objects.filter(provider__slug=provider_slug, model__catalog_id=model_id).first()
@@ -125,7 +122,7 @@ def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers
             continue
         RouteLatency.objects.update_or_create(route=route, defaults={
             "ttft_ms_p50": int(lat["ttft_ms_p50"]), "ttft_ms_p90": lat.get("ttft_ms_p90"),
-            "tokens_per_second": float(lat["tokens_per_second"]), "samples": int(lat.get("samples", 0)),
+            "tokens_per_second": float(lat["tokens_per_second"]), "samples": 0,  # a prior, not samples
         })
     # Simulated routes are measured by construction: their behaviour is the catalog's simulation block.
     for model in models.values():
@@ -269,3 +266,83 @@ def _differs(old: Any, new: Any) -> bool:
     if isinstance(old, datetime) or isinstance(new, datetime):
         return _epoch(old) != _epoch(new)
     return old != new
+
+
+SCORE_FIELDS = ("score", "source", "source_title", "source_url", "as_of", "feed_version")
+
+
+def _scores_apply(check: FeedCheck) -> int:
+    """Write a checked feed's scores (adding or replacing cells; cells the feed lacks stay); return how many."""
+    pks = dict(Model.objects.filter(catalog_id__in={s.model_id for s in check.scores}).values_list("catalog_id", "pk"))
+    existing = {(row.model_id, row.task): row for row in BenchmarkScore.objects.filter(model_id__in=pks.values())}
+    created, updated = [], []
+    for score in check.scores:
+        values = {"score": score.score, "source": score.source, "source_title": score.source_title,
+                  "source_url": score.source_url, "as_of": score.as_of, "feed_version": check.version}
+        row = existing.get((pks[score.model_id], score.task))
+        if row is None:
+            created.append(BenchmarkScore(model_id=pks[score.model_id], task=score.task, **values))
+        else:
+            for name, value in values.items():
+                setattr(row, name, value)
+            updated.append(row)
+    BenchmarkScore.objects.bulk_create(created, batch_size=500)
+    BenchmarkScore.objects.bulk_update(updated, SCORE_FIELDS, batch_size=500)
+    return len(created) + len(updated)
+
+
+class FeedReadError(Exception):
+    """The feed could not be read or parsed."""
+
+
+def feed_read(location: str, *, timeout: float = 10.0) -> Any:
+    """Return a feed's JSON from a file path or an http(s) URL; raise FeedReadError."""
+    try:
+        if location.startswith(("http://", "https://")):
+            import httpx
+
+            response = httpx.get(location, timeout=timeout, follow_redirects=True)
+            response.raise_for_status()
+            return response.json()
+        return json.loads(Path(location).read_text())
+    except Exception as exc:  # any failure to fetch or parse is the feed's: reported, nothing applied
+        raise FeedReadError(f"{type(exc).__name__}: {exc}") from exc
+
+
+logger = logging.getLogger("inferbase.routing")
+
+
+@transaction.atomic
+def benchmark_feed_load(*, feed: str, data: Any | None = None) -> BenchmarkFeedLoad | None:
+    """Check a feed whole and apply it, or change nothing and record why; return the history row, or None
+    when this feed's version is the one last applied from it. Bumps the snapshot when it applies."""
+    try:
+        content = feed_read(feed) if data is None else data
+    except FeedReadError as exc:
+        logger.warning("benchmark feed %s rejected: %s", feed, exc)
+        return BenchmarkFeedLoad.objects.create(feed=feed, applied=False, errors=[str(exc)])
+    check = feed_check(content, set(Model.objects.values_list("catalog_id", flat=True)))
+    if not check.valid:
+        logger.warning("benchmark feed %s (version %s) rejected, nothing changed: %s", feed, check.version or "?",
+                       "; ".join(check.errors[:5]))
+        return BenchmarkFeedLoad.objects.create(feed=feed, version=check.version, as_of=check.as_of, applied=False,
+                                                errors=list(check.errors))
+    last = BenchmarkFeedLoad.objects.filter(feed=feed, applied=True).first()
+    if last is not None and last.version == check.version:
+        return None
+    count = _scores_apply(check)
+    load = BenchmarkFeedLoad.objects.create(feed=feed, version=check.version, as_of=check.as_of, applied=True,
+                                            scores=count, unverified=check.unverified, content=content,
+                                            errors=[f"skipped unknown model {m}" for m in check.skipped_models])
+    transaction.on_commit(snapshot_version_bump)
+    return load
+
+
+def benchmark_feeds_refresh() -> list[BenchmarkFeedLoad]:
+    """Load every configured feed (settings.INFERBASE_BENCHMARK_FEEDS), in order; return what was recorded."""
+    loads = []
+    for feed in settings.INFERBASE_BENCHMARK_FEEDS:
+        load = benchmark_feed_load(feed=feed)
+        if load is not None:
+            loads.append(load)
+    return loads

@@ -84,6 +84,7 @@ class ModelSnap:
     typical_reasoning_tokens: int
     slow_tier: bool
     benchmarks: dict[str, float]  # task -> 0..1, plus "overall"; may be empty
+    unverified: frozenset[str] = frozenset()  # tasks whose score has no source: never called measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +195,11 @@ def snapshot_build(
     from .models import BenchmarkScore, Model, Route, RouteEvidence, RoutingPolicy
 
     benchmarks: dict[int, dict[str, float]] = {}
-    for model_pk, task, score in BenchmarkScore.objects.values_list("model_id", "task", "score"):
+    unverified: dict[int, set[str]] = {}
+    for model_pk, task, score, url in BenchmarkScore.objects.values_list("model_id", "task", "score", "source_url"):
         benchmarks.setdefault(model_pk, {})[task] = float(score)
+        if not url:
+            unverified.setdefault(model_pk, set()).add(task)
     evidence = {row.route_id: row for row in RouteEvidence.objects.all()}
     models: dict[str, ModelSnap] = {}
     pk_to_id: dict[int, str] = {}
@@ -213,7 +217,12 @@ def snapshot_build(
             typical_reasoning_tokens=row.typical_reasoning_tokens,
             slow_tier=row.slow_tier,
             benchmarks=benchmarks.get(row.pk, {}),
+            unverified=frozenset(unverified.get(row.pk, ())),
         )
+    for model_id, model in list(models.items()):
+        base = models.get(model.base_id)
+        if not model.benchmarks and base is not None and base is not model:
+            models[model_id] = replace(model, unverified=base.unverified)  # it is ranked on its base's scores
     simulated_enabled = bool(settings.INFERBASE_SIMULATED_ROUTES)
     routes: dict[str, list[RouteSnap]] = {}
     query = Route.objects.filter(enabled=True, provider__enabled=True, model__enabled=True).select_related(

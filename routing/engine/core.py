@@ -285,7 +285,8 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
         "decisiveness_basis": basis,
         "forced_single": basis == "no_contest",
         "model": model.id,
-        "measured": pick.score is not None and not pick.proxied,
+        # Measured only on a score with a published source: an unverified one ranks, but is not evidence.
+        "measured": pick.score is not None and not pick.proxied and classification.task not in model.unverified,
         "proxied": pick.proxied,
         "optimize_mode": narrowed.objective,
         "base_id": model.base_id,

@@ -81,3 +81,11 @@ def test_without_admission_an_unmeasured_model_fails_a_standard_floor() -> None:
     with pytest.raises(RoutingError) as caught:
         decide_with(_own_endpoint(), policy=make_policy(pool=("own-llama",)))
     assert caught.value.code == "no_eligible_model"
+
+
+def test_a_pick_ranked_on_an_unsourced_score_is_not_called_measured() -> None:
+    sourced = make_snapshot([make_model(id="a", benchmarks={"chat": 0.9})], [make_route(model_id="a")])
+    unsourced = make_snapshot([make_model(id="a", benchmarks={"chat": 0.9}, unverified=frozenset({"chat"}))],
+                              [make_route(model_id="a")])
+    assert decide_with(sourced).routing["measured"] is True
+    assert decide_with(unsourced).routing["measured"] is False
