@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import httpx
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
@@ -20,6 +21,7 @@ from observability.selectors import decision_get
 from providers.http import shared_client
 from routing.catalog import model_list, model_servable_routes
 from routing.decision import AUTO_MODEL_NAMES
+from routing.selectors import model_evidence
 
 from .auth import bearer_key, key_usable
 from .errors import ApiError, ErrorType, error_envelope
@@ -82,9 +84,20 @@ async def model_retrieve_view(request: HttpRequest, model_id: str) -> JsonRespon
     wanted = "auto" if model_id in AUTO_MODEL_NAMES else model_id
     for entry in entries:
         if entry["id"] == wanted:
-            return JsonResponse(entry)
+            if wanted == "auto":
+                return JsonResponse(entry)
+            return JsonResponse({**entry, "evidence": await _evidence(request, wanted)})
     return _error(ApiError(404, f"The model '{model_id}' does not exist or you do not have access to it.",
                            code="model_not_found", param="model_id"))
+
+
+async def _evidence(request: HttpRequest, model_id: str) -> dict[str, Any]:
+    """Return the model's evidence block, over the routes the caller could be served by."""
+    key = await _optional_key(request)
+    snapshot = await snapshot_holder.get()
+    routes = [(route.route_id, route.provider)
+              for route, _ in model_servable_routes(snapshot, model_id, key.project_id if key else None)]
+    return await database_sync_to_async(model_evidence)(model_id=model_id, routes=routes)
 
 
 @require_GET
