@@ -263,6 +263,7 @@ INFERBASE_SCHEDULER = env_bool("INFERBASE_SCHEDULER", not REDIS_URL)
 CELERY_BEAT_SCHEDULE = {
     "route-evidence": {"task": "routing.tasks.route_evidence_refresh",
                        "schedule": INFERBASE_EVIDENCE_REFRESH_SECONDS},
+    "provider-health": {"task": "providers.tasks.provider_health_probe", "schedule": INFERBASE_HEALTH_PROBE_SECONDS},
     "benchmark-feeds": {"task": "routing.tasks.benchmark_feeds_refresh",
                         "schedule": INFERBASE_BENCHMARK_FEEDS_REFRESH_SECONDS},
 }

@@ -14,6 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from providers.health import simulated_base_url
+
 VERSION_KEY = "inferbase:snapshot-version"
 
 
@@ -60,6 +62,7 @@ class RouteSnap:
     latency: RouteLatencySnap | None
     env_credential: bool  # True when the route's credential is in the environment (or none is needed)
     cooldown: RouteCooldownSnap | None = None
+    provider_down: bool = False  # the provider's API did not answer its latest health probe
 
     @property
     def measured_latency(self) -> bool:
@@ -192,6 +195,8 @@ def snapshot_build(
     provider_keys: dict[int, dict[str, str]] | None = None,
 ) -> Snapshot:
     """Read catalog, evidence and policies from the database (sync); account data is handed in."""
+    from providers.models import ProviderHealth
+
     from .models import BenchmarkScore, Model, Route, RouteEvidence, RoutingPolicy
 
     benchmarks: dict[int, dict[str, float]] = {}
@@ -201,6 +206,7 @@ def snapshot_build(
         if not url:
             unverified.setdefault(model_pk, set()).add(task)
     evidence = {row.route_id: row for row in RouteEvidence.objects.all()}
+    down = set(ProviderHealth.objects.filter(status=ProviderHealth.Status.LOADING).values_list("provider_id", flat=True))
     models: dict[str, ModelSnap] = {}
     pk_to_id: dict[int, str] = {}
     for row in Model.objects.filter(enabled=True):
@@ -260,6 +266,7 @@ def snapshot_build(
                 latency=latency,
                 env_credential=env_credential,
                 cooldown=route_cooldown(measured),
+                provider_down=provider.pk in down,
             )
         )
     policies = {row.pk: policy_snap_from_row(row) for row in RoutingPolicy.objects.all()}
@@ -300,10 +307,6 @@ def route_cooldown(measured: Any) -> RouteCooldownSnap | None:
         return None
     return RouteCooldownSnap(measured.cooldown_started.timestamp(), measured.cooldown_until.timestamp(),
                              measured.cooldown_reason)
-
-
-def simulated_base_url(dialect: str) -> str:
-    return f"{settings.INFERBASE_SIMULATED_URL}/{'anthropic' if dialect == 'anthropic' else 'openai'}/v1"
 
 
 def snapshot_version_bump() -> str:

@@ -18,6 +18,7 @@ NOT_SERVABLE_REASONS = {
     "credential": "a provider credential",
     "provider": "a provider the policy allows",
     "region": "a provider in the allowed data regions",
+    "health": "a provider whose API answered its latest health probe",
 }
 RESTING_SHOWN = 3  # resting routes named in a sentence; the trail record lists them all
 
@@ -169,6 +170,8 @@ def _static_refusal(route: RouteSnap, snapshot: Snapshot, project_id: int | None
     credential = snapshot.credential_for(route, project_id)
     if credential is None:
         return None, "credential"
+    if route.provider_down:
+        return None, "health"
     return credential, None
 
 
