@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 
 from providers.models import Provider
@@ -19,7 +20,7 @@ from providers.models import Provider
 from .evidence import Cooldown, CooldownRules, Sample, Window, cooldown_next, in_window, route_figures
 from .feeds import FeedCheck, feed_check
 from .models import BenchmarkFeedLoad, BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
-from .snapshot import snapshot_version_bump
+from .snapshot import EVIDENCE_REFRESHED_KEY, snapshot_version_bump
 
 SIMULATED = "simulated"
 SIMULATED_ANTHROPIC = "simulated-anthropic"
@@ -258,6 +259,7 @@ def route_evidence_refresh(*, now: datetime | None = None) -> EvidenceRefreshRes
             RouteEvidence.objects.filter(pk=row.pk).update(updated_at=now, **values)
             changed += 1
     version = snapshot_version_bump() if changed else None
+    cache.set(EVIDENCE_REFRESHED_KEY, now_s, None)
     return EvidenceRefreshResult(routes=len(route_ids | set(existing)), changed=changed, cooling=cooling,
                                  pruned=pruned, version=version)
 

@@ -17,6 +17,7 @@ from django.core.cache import cache
 from providers.health import simulated_base_url
 
 VERSION_KEY = "inferbase:snapshot-version"
+EVIDENCE_REFRESHED_KEY = "inferbase:evidence-refreshed-at"  # when the evidence task last ran (epoch seconds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferbase.accounts.models import ApiKey
+from observability.metrics import metrics_observe
+from observability.recorder import recorder
 from observability.services import records_store
 from routing.services import route_samples_store
 
@@ -18,8 +20,8 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records and its route samples, then mark the last use of the keys not marked
-    this minute."""
+    """Persist a batch of records and its route samples, count it in the metrics, then mark the last use
+    of the keys not marked this minute."""
     records_store(records)
     route_samples_store(route_samples_from(records))
     last_used: dict[int, float] = {}
@@ -33,3 +35,5 @@ def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
             continue
         ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(at, tz=UTC))
         _last_written[key_id] = now
+    # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
+    metrics_observe(records, queued=recorder().pending - len(records))
