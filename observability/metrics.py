@@ -37,27 +37,40 @@ def _labels(record: dict[str, Any]) -> tuple[str, ...]:
             "true" if log.get("stream") else "false")
 
 
+# The labelled children of each metric, kept per label set (bounded, as the label values are): looking a
+# child up by its labels cost more than counting.
+_children: dict[tuple[Any, ...], Any] = {}
+
+
+def _child(metric: Any, labels: tuple[str, ...]) -> Any:
+    key = (metric, labels)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = metric.labels(*labels)
+    return child
+
+
 def metrics_observe(records: list[dict[str, Any]], *, queued: int | None = None) -> None:
     """Count a stored batch of records; `queued` is what still waits for the writer."""
     for record in records:
         log = record["log"]
         labels = _labels(record)
-        REQUESTS.labels(*labels).inc()
+        _child(REQUESTS, labels).inc()
         if int(log.get("status_code") or 0) >= 400 or log.get("error_code"):
-            ERRORS.labels(*labels).inc()
+            _child(ERRORS, labels).inc()
         failed_over = max(0, len(log.get("attempts") or ()) - 1)
         if failed_over:
-            FALLBACKS.labels(*labels).inc(failed_over)
+            _child(FALLBACKS, labels).inc(failed_over)
         for kind in ("prompt", "completion"):
             tokens = int(log.get(f"{kind}_tokens") or 0)
             if tokens:
-                TOKENS.labels(*labels, kind).inc(tokens)
+                _child(TOKENS, (*labels, kind)).inc(tokens)
         if log.get("cost_micros"):
-            COST.labels(*labels).inc(int(log["cost_micros"]))
+            _child(COST, labels).inc(int(log["cost_micros"]))
         timing = (labels[0], labels[1], labels[4])
         if log.get("latency_ms") is not None:
-            LATENCY.labels(*timing).observe(int(log["latency_ms"]) / 1000)
+            _child(LATENCY, timing).observe(int(log["latency_ms"]) / 1000)
         if log.get("ttft_ms") is not None:
-            TTFT.labels(*timing).observe(int(log["ttft_ms"]) / 1000)
+            _child(TTFT, timing).observe(int(log["ttft_ms"]) / 1000)
     if queued is not None:
         QUEUE_DEPTH.set(max(0, queued))
