@@ -18,6 +18,7 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
+from inferbase.scheduler import scheduler_ensure  # noqa: E402
 from providers.http import close_shared_client  # noqa: E402
 
 CHAT_PATH = re.compile(r"^/api/v1/(?:inference/)?chat/completions/?$")
@@ -65,6 +66,7 @@ simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    scheduler_ensure()  # the periodic tasks run in this process on the embedded default (inferbase/scheduler.py)
     if scope["type"] == "http":
         path = scope["path"]
         if CHAT_PATH.match(path):

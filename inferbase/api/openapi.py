@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 from .validation import FIELDS, MAX_CHOICES, OBJECTIVES, QUALITY_FLOORS, ROLES
 
@@ -111,7 +111,9 @@ def openapi_document() -> dict[str, Any]:
             "/models": {"get": {"summary": "auto first, then the servable catalog.", "responses": {
                 "200": {"description": "OpenAI model list", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": errors["401"]}}},
-            "/models/{model_id}": {"get": {"summary": "One entry of the model list (OpenAI's retrieve-model shape).",
+            "/models/{model_id}": {"get": {"summary": "One entry of the model list (OpenAI's retrieve-model shape), "
+                                                      "with its evidence: latency and failures per route, "
+                                                      "benchmark scores with their sources.",
                                            "parameters": [model_id], "responses": {
                 "200": {"description": "OpenAI model object", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": errors["401"], "404": errors["404"]}}},

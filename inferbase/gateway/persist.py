@@ -1,4 +1,4 @@
-"""What the recorder stores, composed here: logs and decisions, and the keys' last use."""
+"""What the recorder stores, composed here: logs and decisions, the keys' last use, and the routes' samples."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from inferbase.accounts.models import ApiKey
+from observability.metrics import metrics_observe
+from observability.recorder import recorder
 from observability.services import records_store
+from routing.services import route_samples_store
 
 from .decisions import shared_decisions
+from .samples import route_samples_from
 
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
@@ -20,9 +24,10 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records, delete the shared copies of their decisions (the rows now answer), then mark
-    the last use of the keys not marked this minute."""
+    """Persist a batch of records and its route samples, delete the shared copies of their decisions (the
+    rows now answer), count it in the metrics, then mark the last use of the keys not marked this minute."""
     records_store(records)
+    route_samples_store(route_samples_from(records))
     shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
     last_used: dict[int, float] = {}
     for record in records:
@@ -38,3 +43,5 @@ def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
     if len(_last_written) > LAST_WRITTEN_PRUNE_AT:
         for key_id in [k for k, at in _last_written.items() if now - at >= LAST_USED_RESOLUTION_S]:
             del _last_written[key_id]
+    # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
+    metrics_observe(records, queued=recorder().pending - len(records))

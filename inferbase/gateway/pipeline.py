@@ -708,7 +708,8 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         if served is None:
             ex.attempts.append(_attempt_record(link, "no_content_before_limit", started, calls=calls))
             continue
-        ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
+        # The first-token times go to the route's latency evidence (read by the log writer, off this path).
+        ex.attempts.append(_attempt_record(link, "served", started, calls=calls) | served.first_tokens_ms(started))
         await _stream_finish(ex, link, served)
         await _emit_usage(ex, link, served, emit)
         return

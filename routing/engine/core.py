@@ -78,7 +78,7 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
                             code="no_eligible_model")
     task, floor = classification.task, narrowed.floor
-    candidates = run_preset(candidates, trail, snapshot, task, floor)
+    candidates = run_preset(candidates, trail, snapshot, task, floor, admit_unmeasured=policy.admit_unmeasured)
     if not candidates:
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
@@ -87,9 +87,12 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
     order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
                    narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
-    pick = sticky or order[0]
+    explored = None if sticky is not None else exploration_pick(order, policy, request, snapshot.explore_share)
+    pick = sticky or explored or order[0]
     others = [c for c in order if c is not pick]
     margin, basis = decisiveness(pick, others, narrowed.objective)
+    if explored is not None:
+        margin, basis = None, "unmeasured"
     final_order = [pick, *others]
 
     length = narrowed.chain_length
@@ -101,6 +104,10 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
 
     if sticky is not None:
         sentence = f"Stayed on {pick.model.id}, the model that began the conversation, among {models_in(len(order))}"
+    elif explored is not None:
+        sentence = (f"Exploration: {pick.model.id} has no latency samples yet, so this request, one of the "
+                    f"{snapshot.explore_share:.0%} of eligible traffic the policy sends to unmeasured models, went "
+                    f"to it; the ranked pick was {order[0].model.id}")
     else:
         sentence = win_sentence(pick, others, narrowed.objective, basis, task, len(pool.models))
     rules = policy_rules(policy, narrowed, auto=True)
@@ -116,7 +123,24 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         substituted_from=pool.substituted.get(pick.model.id),
         dropped_pool_ids=pool.dropped,
     )
+    if explored is not None:
+        routing["exploration"] = True
     return _decision(chain, policy, routing, trail, len(order), pick, narrowed)
+
+
+def exploration_pick(order: list[Contender], policy: PolicySnap, request: RoutingRequest,
+                     share: float) -> Contender | None:
+    """Return the unmeasured contender this request explores, or None.
+
+    Under a policy with explore_unmeasured, a request whose ticket falls in the share goes to one of the
+    eligible models that traffic has not measured (no route with latency samples), chosen by the ticket,
+    so that it gains evidence. Never mid tool loop, and never when all or none are unmeasured."""
+    if not policy.explore_unmeasured or request.tool_loop or request.ticket >= share:
+        return None
+    unmeasured = [c for c in order if not any(option.route.measured_latency for option in c.options)]
+    if not unmeasured or len(unmeasured) == len(order):
+        return None
+    return unmeasured[min(len(unmeasured) - 1, int(request.ticket / share * len(unmeasured)))]
 
 
 def _decide_pinned(request: RoutingRequest, classification: Classification, policy: PolicySnap,
@@ -277,7 +301,8 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
         "decisiveness_basis": basis,
         "forced_single": basis == "no_contest",
         "model": model.id,
-        "measured": pick.score is not None and not pick.proxied,
+        # Measured only on a score with a published source: an unverified one ranks, but is not evidence.
+        "measured": pick.score is not None and not pick.proxied and classification.task not in model.unverified,
         "proxied": pick.proxied,
         "optimize_mode": narrowed.objective,
         "base_id": model.base_id,

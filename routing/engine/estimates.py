@@ -120,14 +120,30 @@ def wait_basis(stream: bool, thinks: bool) -> str:
 
 
 def expected_wait_ms(route: RouteSnap, basis: str, reasoning: int, answer: int) -> float | None:
-    """Return the expected wait on this route for the basis, or None when the route has no latency sample."""
+    """Return the expected wait on this route for the basis, or None when the route has no latency figure.
+
+    Measured from traffic, the basis's own p50 is the wait; where traffic has not measured that basis
+    (or only the catalog's prior is known), it is modelled: first token, plus the tokens before the
+    awaited one at the route's decode speed."""
     latency = route.latency
     if latency is None:
+        return None
+    measured = _MEASURED.get(basis)
+    if measured is not None:
+        value = getattr(latency, measured)
+        if value is not None:
+            return float(value)
+    if latency.ttft_ms_p50 is None:
         return None
     if basis == "first_token":
         return float(latency.ttft_ms_p50)
     tps = latency.tokens_per_second
-    if tps <= 0:
+    if not tps or tps <= 0:
         return None
     tokens = reasoning if basis == "first_answer_token" else reasoning + answer
     return latency.ttft_ms_p50 + tokens / tps * 1000.0
+
+
+# The traffic figure that is the wait itself, for each basis (None on the catalog's prior).
+_MEASURED = {"first_token": "ttft_ms_p50", "first_answer_token": "first_answer_token_ms_p50",
+             "end_to_end": "end_to_end_ms_p50"}
