@@ -9,8 +9,7 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from inferbase.accounts.selectors import KeyInfo, key_info_get
 from inferbase.accounts.services import api_key_hash
-
-from .errors import ApiError
+from inferbase.gateway.errors import ApiError
 
 
 def bearer_key(authorization: str) -> str | None:

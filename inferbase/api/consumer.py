@@ -17,10 +17,10 @@ from django.conf import settings
 
 from inferbase.accounts.services import api_key_hash
 from inferbase.gateway import pipeline
+from inferbase.gateway.errors import ApiError, ErrorType
 from inferbase.gateway.state import key_cache, snapshot_holder
 
 from .auth import bearer_key, key_usable
-from .errors import ApiError, ErrorType
 from .validation import chat_request_parse
 
 logger = logging.getLogger("inferbase.api")

@@ -1,62 +1,16 @@
-"""The one error envelope, `{"error": {"message", "type", "code", "param"}}`, built in one place."""
+"""DRF's exception handler: every DRF view error in the one envelope (built in inferbase.gateway.errors)."""
 
 from __future__ import annotations
 
 import logging
-from enum import StrEnum
 from typing import Any
 
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
+from inferbase.gateway.errors import TYPE_BY_STATUS, ApiError, ErrorType, error_envelope
+
 logger = logging.getLogger("inferbase.api")
-
-
-class ErrorType(StrEnum):
-    INVALID_REQUEST = "invalid_request_error"
-    AUTHENTICATION = "authentication_error"
-    PERMISSION = "permission_error"
-    NOT_FOUND = "not_found_error"
-    RATE_LIMIT = "rate_limit_error"
-    UPSTREAM = "upstream_error"
-    API = "api_error"
-
-
-_TYPE_BY_STATUS = {
-    400: ErrorType.INVALID_REQUEST,
-    401: ErrorType.AUTHENTICATION,
-    403: ErrorType.PERMISSION,
-    404: ErrorType.NOT_FOUND,
-    405: ErrorType.INVALID_REQUEST,
-    413: ErrorType.INVALID_REQUEST,
-    415: ErrorType.INVALID_REQUEST,
-    422: ErrorType.INVALID_REQUEST,
-    429: ErrorType.RATE_LIMIT,
-    502: ErrorType.UPSTREAM,
-    503: ErrorType.UPSTREAM,
-    504: ErrorType.UPSTREAM,
-}
-
-
-class ApiError(Exception):
-    """An error answered to the client with a status and the envelope."""
-
-    def __init__(self, status: int, message: str, *, code: str, param: str | None = None,
-                 type: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.param = param
-        self.type = type or _TYPE_BY_STATUS.get(status, ErrorType.API)
-
-    def envelope(self) -> dict[str, Any]:
-        return error_envelope(self.message, type=self.type, code=self.code, param=self.param)
-
-
-def error_envelope(message: str, *, type: str, code: str | None, param: str | None = None) -> dict[str, Any]:
-    """Return the error body every API error uses."""
-    return {"error": {"message": message, "type": str(type), "code": code, "param": param}}
 
 
 def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
@@ -72,7 +26,7 @@ def drf_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if isinstance(exc, drf_exceptions.APIException):
         status = exc.status_code
         return Response(
-            error_envelope(str(exc.detail), type=_TYPE_BY_STATUS.get(status, ErrorType.API), code=exc.default_code),
+            error_envelope(str(exc.detail), type=TYPE_BY_STATUS.get(status, ErrorType.API), code=exc.default_code),
             status=status,
         )
     from django.http import Http404

@@ -8,12 +8,11 @@ a wrong type or an out-of-range value is a 400 naming the param.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from inferbase.gateway.errors import ApiError
+from inferbase.gateway.request import ChatRequest
 from routing.decision import RoutingOverrides
-
-from .errors import ApiError
 
 OBJECTIVES = ("quality", "cost", "latency", "balanced")
 QUALITY_FLOORS = ("none", "basic", "standard", "strict")
@@ -33,29 +32,6 @@ NOT_FORWARDED = frozenset(
 # Choices per request: above this, each costs a whole upstream call where the provider cannot make
 # several in one, so the client is asked to send several requests instead.
 MAX_CHOICES = 8
-
-
-@dataclass(frozen=True, slots=True)
-class ChatRequest:
-    """A validated chat-completions request."""
-
-    model: str
-    messages: tuple[dict[str, Any], ...]
-    stream: bool
-    include_usage: bool
-    max_tokens: int | None
-    extended_thinking: bool | None
-    routing: RoutingOverrides
-    response_format_type: str | None
-    json_schema: dict[str, Any] | None
-    has_tools: bool
-    has_images: bool
-    tool_loop: bool
-    has_history: bool
-    forward: dict[str, Any]  # OpenAI-shaped body for the upstream, without model/stream/stream_options/n
-    dropped_params: tuple[str, ...]
-    prompt_cache_key: str | None
-    n: int = 1  # choices asked for
 
 
 def _bad(param: str, message: str, code: str = "invalid_value") -> ApiError:

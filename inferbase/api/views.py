@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
 from inferbase.gateway.decisions import decision_find
+from inferbase.gateway.errors import ApiError, ErrorType, error_envelope
 from inferbase.gateway.state import key_cache, snapshot_holder
 from providers.health import ProbeTarget, probe
 from providers.http import shared_client
@@ -27,7 +28,6 @@ from routing.decision import AUTO_MODEL_NAMES
 from routing.selectors import model_evidence
 
 from .auth import bearer_key, key_usable
-from .errors import ApiError, ErrorType, error_envelope
 from .openapi import openapi_document
 
 

@@ -21,8 +21,6 @@ from django.conf import settings
 
 from billing.pricing import Charging, RoutePrice, UsageCounts, cost_micros
 from inferbase.accounts.selectors import KeyInfo
-from inferbase.api.errors import ApiError, ErrorType
-from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
 from observability.selectors import decision_shown
 from providers.base import CallOptions, UpstreamTarget
@@ -45,6 +43,8 @@ from routing.tokens import count_prompt_tokens
 from .assemble import ChunkAssembler, message_clean
 from .choices import all_or_none, completion_from_chunks, completions_merge, streams_merge, upstream_calls
 from .decisions import shared_decisions
+from .errors import ApiError, ErrorType
+from .request import ChatRequest
 from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
