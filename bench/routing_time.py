@@ -53,7 +53,8 @@ def main() -> None:
     call_command("load_catalog", verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
     from inferbase.accounts.selectors import KeyInfo
     from inferbase.api.validation import chat_request_parse
-    from inferbase.gateway import pipeline
+    from inferbase.gateway.exchange import Exchange
+    from inferbase.gateway.route import route_request
     from inferbase.gateway.state import _snapshot_load
 
     snapshot = _snapshot_load("bench")
@@ -69,9 +70,9 @@ def main() -> None:
                 user = base if mode == "cached" else f"{i} {base}"
                 chat = chat_request_parse({"model": "auto", "messages": [
                     {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": user}]})
-                ex = pipeline.Exchange(request_id="req-bench", key=key, chat=chat)
-                pipeline.route_request(ex, snapshot)
-                times.append(ex.routing["routing_time_ms"])
+                ex = Exchange(request_id="req-bench", key=key, chat=chat)
+                route_request(ex, snapshot)
+                times.append(ex.routed.routing["routing_time_ms"])
             warm = times[len(times) // 10:]
             results[f"{label}, {mode}"] = {"p50_ms": round(statistics.median(warm), 3),
                                            "p99_ms": round(_percentile(warm, 0.99), 3),

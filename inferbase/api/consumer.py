@@ -16,8 +16,12 @@ from channels.generic.http import AsyncHttpConsumer
 from django.conf import settings
 
 from inferbase.accounts.services import api_key_hash
-from inferbase.gateway import pipeline
+from inferbase.gateway.answer import answer_stream, answer_whole
 from inferbase.gateway.errors import ApiError, ErrorType
+from inferbase.gateway.events import SSE_DONE, error_event
+from inferbase.gateway.exchange import Exchange, outcome_disconnected, outcome_with_error, request_id_new
+from inferbase.gateway.record import decision_share, record
+from inferbase.gateway.route import lookups_fetch, route_request
 from inferbase.gateway.state import key_cache, snapshot_holder
 
 from .auth import bearer_key, key_usable
@@ -51,7 +55,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
         self.base_send = send
-        ex = pipeline.Exchange(request_id=pipeline.request_id_new())
+        ex = Exchange(request_id=request_id_new())
         chunks: list[bytes] = []
         size = 0
         limit = settings.INFERBASE_MAX_BODY_BYTES
@@ -65,7 +69,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             if size > limit:
                 await self._send_error(ex, ApiError(413, f"The request body is larger than {limit} bytes.",
                                                     code="body_too_large"))
-                pipeline.record(ex)
+                record(ex)
                 return
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
@@ -84,25 +88,23 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         finally:
             watching.cancel()
 
-    async def _serve(self, ex: pipeline.Exchange, body: bytes) -> None:
+    async def _serve(self, ex: Exchange, body: bytes) -> None:
         try:
             await self._serve_inner(ex, body)
         except ApiError as exc:
             await self._send_error(ex, exc)
         except asyncio.CancelledError:
             if not self._answered:
-                ex.client_disconnected = True
-                ex.disposition = "client_disconnected"
-                ex.status_code = 499
+                ex.outcome = outcome_disconnected(ex.outcome)
             raise
         except Exception:
             logger.exception("unhandled error serving %s", ex.request_id)
             await self._send_error(ex, ApiError(500, "The gateway failed to handle the request.",
                                                 code="internal_error", type=ErrorType.API))
         finally:
-            pipeline.record(ex)
+            record(ex)
 
-    async def _serve_inner(self, ex: pipeline.Exchange, body: bytes) -> None:
+    async def _serve_inner(self, ex: Exchange, body: bytes) -> None:
         if self.scope.get("method") != "POST":
             raise ApiError(405, f"Method {self.scope.get('method')} is not allowed; use POST.", code="method_not_allowed")
         raw_key = _bearer(self.scope)
@@ -117,22 +119,21 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if decoded is None:
             raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
         ex.chat = chat_request_parse(decoded)
-        pipeline.route_request(ex, snapshot, await pipeline.lookups_fetch(ex.chat))
+        route_request(ex, snapshot, await lookups_fetch(ex.chat))
         if ex.chat.stream:
-            # The headers go with the first bytes the pipeline emits: until then a failure is still
+            # The headers go with the first bytes the stream emits: until then a failure is still
             # answered with its own status.
             self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())]
             try:
-                await pipeline.stream(ex, self._emit)
+                await answer_stream(ex, self._emit)
             except BaseException:
                 await self._flush()
                 raise
             self._answered = True  # every event, [DONE] included, is emitted: the rest is writing
             await self._flush(end=True)
             return
-        response = await pipeline.complete(ex)
-        ex.status_code = 200
-        await pipeline.decision_share(ex)
+        response = await answer_whole(ex)
+        await decision_share(ex)
         await self.send_response(
             200,
             orjson.dumps(response),
@@ -193,14 +194,11 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             await self.send_headers(status=200, headers=self._stream_headers)
         await self.send_body(data, more_body=more_body)
 
-    async def _send_error(self, ex: pipeline.Exchange, exc: ApiError) -> None:
-        ex.status_code = exc.status
-        ex.error_code = exc.code
-        if ex.disposition == "served":
-            ex.disposition = "rejected" if exc.status < 500 else exc.code
-        await pipeline.decision_share(ex)
+    async def _send_error(self, ex: Exchange, exc: ApiError) -> None:
+        ex.outcome = outcome_with_error(ex.outcome, exc)
+        await decision_share(ex)
         if self._out is not None:  # the stream has started: the error is its last event
-            self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
+            self._emit(error_event(exc) + SSE_DONE)
             await self._flush(end=True)
             return
         headers = [(b"content-type", b"application/json"), (b"x-request-id", ex.request_id.encode())]

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
+# Where thinking used up the tokens: said on the routing object (whole) or the usage event (stream).
+TRUNCATED_HINT = (
+    "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
+    "Raise max_tokens, or send extended_thinking: false for a direct answer."
+)
 MESSAGE_FIELDS = ("role", "content", "reasoning_content", "tool_calls", "refusal", "function_call")
 
 
@@ -21,6 +27,30 @@ def message_clean(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("function_call"):
         out["function_call"] = message["function_call"]
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One choice of an upstream answer, its message cleaned to the OpenAI fields."""
+
+    message: dict[str, Any]
+    finish_reason: str | None
+    logprobs: Any = None
+    repair: dict[str, Any] | None = None  # what structured-output repair did, when there is something to report
+
+    @property
+    def cut_before_content(self) -> bool:
+        return self.finish_reason == "length" and not self.message.get("content") and not self.message.get("tool_calls")
+
+    @property
+    def truncated_by_thinking(self) -> bool:
+        return self.finish_reason == "length" and bool(self.message.get("reasoning_content"))
+
+
+def choices_of(result: dict[str, Any]) -> tuple[Choice, ...]:
+    """Return the choices of an upstream chat.completion."""
+    return tuple(Choice(message_clean(choice.get("message") or {}), choice.get("finish_reason"), choice.get("logprobs"))
+                 for choice in result["choices"])
 
 
 class ChunkAssembler:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from routing.decision import Classification
+
 
 class ErrorType(StrEnum):
     INVALID_REQUEST = "invalid_request_error"
@@ -51,7 +53,39 @@ class ApiError(Exception):
     def envelope(self) -> dict[str, Any]:
         return error_envelope(self.message, type=self.type, code=self.code, param=self.param)
 
+    @property
+    def disposition(self) -> str:
+        """Return the log's final_disposition for a request that ends with this error (refused before routing)."""
+        return "rejected" if self.status < 500 else self.code
+
 
 def error_envelope(message: str, *, type: str, code: str | None, param: str | None = None) -> dict[str, Any]:
     """Return the error body every API error uses."""
     return {"error": {"message": message, "type": str(type), "code": code, "param": param}}
+
+
+class NotRouted(ApiError):
+    """Routing found nothing to serve the request; carries the filter trail up to the step that emptied it."""
+
+    def __init__(self, status: int, message: str, *, code: str, param: str | None, filter_trail: tuple[dict[str, Any], ...],
+                 filter_trail_text: tuple[str, ...], routing_mode: str, classification: Classification) -> None:
+        super().__init__(status, message, code=code, param=param)
+        self.filter_trail = filter_trail
+        self.filter_trail_text = filter_trail_text
+        self.routing_mode = routing_mode
+        self.classification = classification
+
+    @property
+    def disposition(self) -> str:
+        return "not_routed"
+
+
+class ChainFailed(ApiError):
+    """No link of the chain served the request, or the answer broke off: the disposition is the code."""
+
+    def __init__(self, status: int, message: str, *, code: str) -> None:
+        super().__init__(status, message, code=code, type=ErrorType.UPSTREAM)
+
+    @property
+    def disposition(self) -> str:
+        return self.code

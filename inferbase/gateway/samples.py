@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .pipeline import ROUTE_FAILURES
+from .attempt import ROUTE_FAILURES
 
 SERVED = frozenset({"served", "served_truncated"})
 

@@ -9,7 +9,8 @@ from django.conf import settings
 
 from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.validation import chat_request_parse
-from inferbase.gateway import pipeline
+from inferbase.gateway.exchange import Exchange
+from inferbase.gateway.route import route_request
 from inferbase.gateway.state import _snapshot_load
 from routing.services import catalog_load
 
@@ -26,27 +27,27 @@ def snapshot():  # type: ignore[no-untyped-def]
 
 def test_routing_a_request_makes_no_database_query(snapshot, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
     chat = chat_request_parse({"model": "auto", "messages": [{"role": "user", "content": "Sort a list in Python"}]})
-    ex = pipeline.Exchange(request_id="req-1", key=KEY, chat=chat)
+    ex = Exchange(request_id="req-1", key=KEY, chat=chat)
     with django_assert_num_queries(0):
-        decision = pipeline.route_request(ex, snapshot)
+        decision = route_request(ex, snapshot)
     assert decision.chain
-    assert ex.routing["task"] == "coding"
-    assert ex.routing["object"] == "routing"
+    assert ex.routed.routing["task"] == "coding"
+    assert ex.routed.routing["object"] == "routing"
 
 
 def test_second_identical_prompt_is_a_classification_cache_hit(snapshot) -> None:  # type: ignore[no-untyped-def]
     body = {"model": "auto", "messages": [{"role": "user", "content": "Translate 'good morning' into German, please"}]}
-    first = pipeline.Exchange(request_id="req-1", key=KEY, chat=chat_request_parse(body))
-    second = pipeline.Exchange(request_id="req-2", key=KEY, chat=chat_request_parse(body))
-    pipeline.route_request(first, snapshot)
-    pipeline.route_request(second, snapshot)
-    assert "classification_cached" not in first.routing or first.routing["classification_cached"] is False
-    assert second.routing["classification_cached"] is True
-    assert second.routing["task"] == first.routing["task"]
+    first = Exchange(request_id="req-1", key=KEY, chat=chat_request_parse(body))
+    second = Exchange(request_id="req-2", key=KEY, chat=chat_request_parse(body))
+    route_request(first, snapshot)
+    route_request(second, snapshot)
+    assert "classification_cached" not in first.routed.routing or first.routed.routing["classification_cached"] is False
+    assert second.routed.routing["classification_cached"] is True
+    assert second.routed.routing["task"] == first.routed.routing["task"]
 
 
 def test_a_named_model_is_not_classified(snapshot) -> None:  # type: ignore[no-untyped-def]
     chat = chat_request_parse({"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
-    ex = pipeline.Exchange(request_id="req-1", key=KEY, chat=chat)
-    pipeline.route_request(ex, snapshot)
-    assert ex.routing["task"] is None and ex.routing["decisiveness_basis"] == "pinned"
+    ex = Exchange(request_id="req-1", key=KEY, chat=chat)
+    route_request(ex, snapshot)
+    assert ex.routed.routing["task"] is None and ex.routed.routing["decisiveness_basis"] == "pinned"

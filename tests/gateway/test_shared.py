@@ -10,7 +10,9 @@ from django.conf import settings
 
 from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.validation import chat_request_parse
-from inferbase.gateway import pipeline
+from inferbase.gateway import route
+from inferbase.gateway.errors import NotRouted
+from inferbase.gateway.exchange import Exchange
 from inferbase.gateway.shared import RouteHealth, SharedLRU
 from inferbase.gateway.state import _snapshot_load
 from routing.engine.filters import utc_text
@@ -60,19 +62,19 @@ def test_routing_skips_a_resting_route(monkeypatch: pytest.MonkeyPatch) -> None:
     snapshot = _snapshot_load("test")
     health = RouteHealth(threshold=1, rest_seconds=60)
     health.record("simulated/meta-llama-3.3-70b", ok=False)
-    monkeypatch.setattr(pipeline, "route_health", health)
+    monkeypatch.setattr(route, "route_health", health)
     chat = chat_request_parse({"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
-    ex = pipeline.Exchange(request_id="req-1", key=KEY, chat=chat)
-    with pytest.raises(pipeline.ApiError) as raised:
-        pipeline.route_request(ex, snapshot)
+    ex = Exchange(request_id="req-1", key=KEY, chat=chat)
+    with pytest.raises(NotRouted) as raised:
+        route.route_request(ex, snapshot)
     assert raised.value.status == 503
     until = utc_text(health.resting()["simulated/meta-llama-3.3-70b"])
     resting = f"resting after repeated failures (simulated/meta-llama-3.3-70b until {until})"
     # The message names the resting route, not only the real providers' missing credentials.
     assert raised.value.message == (
         f"meta-llama-3.3-70b has no servable route: it lacks a provider credential, or has routes {resting}.")
-    assert ex.unrouted_trail is not None
-    steps, sentences = ex.unrouted_trail
+    assert ex.routed is None
+    steps, sentences = raised.value.filter_trail, raised.value.filter_trail_text
     assert steps[-1] == {"step": "servable", "in": 1, "out": 0,
                          "resting_until": {"simulated/meta-llama-3.3-70b": until}}
     assert sentences[-1] == (

@@ -1,0 +1,108 @@
+"""Record one request: its log record and decision go to the recorder (off the response path), and the
+decision is copied to the shared cache before the response's last byte, for every process's GET."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from observability.recorder import recorder
+from observability.selectors import decision_shown
+
+from .decisions import shared_decisions
+from .errors import NotRouted
+from .exchange import Exchange, Outcome
+
+ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
+
+
+def record(ex: Exchange) -> None:
+    """Hand the request's log record (and its decision) to the recorder."""
+    key = ex.key
+    outcome = ex.outcome or ENDED_UNKNOWN
+    served = outcome.link
+    usage = outcome.usage
+    details = usage.get("completion_tokens_details") or {}
+    attempts = [attempt.as_record() for attempt in ex.attempts]
+    log = {
+        "request_id": ex.request_id,
+        "organization_id": key.organization_id if key else None,
+        "project_id": key.project_id if key else None,
+        "api_key_id": key.key_id if key else None,
+        "created_at": ex.created,
+        "model_requested": ex.chat.model if ex.chat else "",
+        "model_served": served.model.id if served else "",
+        "route_served": served.route.route_id if served else "",
+        "stream": bool(ex.chat and ex.chat.stream),
+        "status_code": outcome.status_code,
+        "final_disposition": outcome.disposition,
+        "error_code": outcome.error_code,
+        "finish_reason": outcome.finish_reason,
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+        "reasoning_tokens": details.get("reasoning_tokens"),
+        "cost_micros": outcome.cost_micros,
+        "latency_ms": ex.elapsed_ms(),
+        "ttft_ms": ex.ttft_ms,
+        "attempts": attempts,
+        "dropped_params": list(outcome.dropped_params),
+        "client_disconnected": outcome.client_disconnected,
+    }
+    recorder().record({"log": log, "decision": decision_entry(ex, attempts)})
+
+
+def decision_entry(ex: Exchange, attempts: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """Return the request's decision as the log writer stores it (None when nothing was routed)."""
+    key = ex.key
+    outcome = ex.outcome or ENDED_UNKNOWN
+    base = {
+        "request_id": ex.request_id,
+        "organization_id": key.organization_id if key else None,
+        "created_at": ex.created,
+    }
+    if ex.routed is not None:
+        decision = ex.routed.decision
+        routing = {k: v for k, v in ex.routed.routing.items() if k != "object"}
+        return {
+            **base,
+            "routing_mode": routing.get("optimize_mode") or decision.policy.objective,
+            "classifier_task_family": routing.get("task"),
+            "complexity_band": routing.get("complexity"),
+            "eligibility_pool_size": decision.eligibility_pool_size,
+            "final_disposition": outcome.disposition,
+            "decisiveness": routing.get("decisiveness"),
+            "forced_single": bool(routing.get("forced_single")),
+            "chain_attempted": [link.route.route_id for link in decision.chain],
+            "route_displays": {link.route.route_id: link.model.name for link in decision.chain},
+            "filter_trail": list(decision.filter_trail),
+            "filter_trail_text": list(decision.filter_trail_text),
+            "routing": routing,
+            "attempts": attempts if attempts is not None else [attempt.as_record() for attempt in ex.attempts],
+        }
+    unrouted = outcome.error
+    if isinstance(unrouted, NotRouted) and unrouted.filter_trail:
+        classification = unrouted.classification
+        return {
+            **base,
+            "routing_mode": unrouted.routing_mode,
+            "classifier_task_family": classification.task,
+            "complexity_band": classification.complexity,
+            "eligibility_pool_size": 0,  # no model passed every eligibility step
+            "final_disposition": outcome.disposition,
+            "decisiveness": None,
+            "forced_single": False,
+            "chain_attempted": [],
+            "route_displays": {},
+            "filter_trail": list(unrouted.filter_trail),
+            "filter_trail_text": list(unrouted.filter_trail_text),
+            "routing": {},
+            "attempts": [],
+        }
+    return None
+
+
+async def decision_share(ex: Exchange) -> None:
+    """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
+    row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
+    entry = decision_entry(ex)
+    if entry is not None:
+        await shared_decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))

@@ -1,0 +1,79 @@
+"""Structured-output repair of a whole answer: the JSON document taken out of fences or commentary, a
+re-ask when the policy says so, the schema checked; what was done is reported, never hidden."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+from typing import Any
+
+from providers.errors import UpstreamError
+
+from .assemble import Choice, choices_of
+from .attempt import Attempt, attempt_result
+from .charge import usage_from
+from .exchange import Exchange
+from .structured import json_extract, schema_errors
+
+REASK_PROMPT = "Reply with only the JSON document, with no code fences and no commentary."
+
+
+async def structured_repairs(ex: Exchange, attempt: Attempt, client: Any, result: dict[str, Any],
+                             choices: tuple[Choice, ...], text: str) -> tuple[dict[str, Any], tuple[Choice, ...]]:
+    """Take the JSON document out of each choice; a re-ask's usage is added to the result's."""
+    assert ex.routed is not None
+    if len(choices) == 1:
+        repaired = [await _structured_repair(ex, attempt, client, choices[0])]
+    else:
+        repaired = await asyncio.gather(*(_structured_repair(ex, attempt, client, choice) for choice in choices))
+    extra = [usage for _, usage in repaired if usage is not None]
+    if extra:
+        # A re-ask is a second attempt on the same route, billed: its usage is added to the first's.
+        first = usage_from(result.get("usage"), text, ex.routed.prompt_tokens_estimate)
+        result = {**result, "usage": {k: int(first.get(k, 0)) + sum(int(u.get(k, 0)) for u in extra)
+                                      for k in ("prompt_tokens", "completion_tokens", "total_tokens")}}
+    return result, tuple(choice for choice, _ in repaired)
+
+
+async def _structured_repair(ex: Exchange, attempt: Attempt, client: Any,
+                             choice: Choice) -> tuple[Choice, dict[str, Any] | None]:
+    """Take the JSON document out of one choice; ask once more when the policy says so and there is none.
+    Return the choice (with its repair report when there is something to report) and the re-ask's usage."""
+    assert ex.chat is not None and ex.routed is not None
+    content = choice.message.get("content")
+    if not isinstance(content, str):
+        return choice, None
+    extraction = json_extract(content)
+    repair: dict[str, Any] = {"applied": False}
+    reask_usage = None
+    if extraction.document is None and ex.routed.decision.policy.structured_output_reask:
+        link = attempt.link
+        ex.attempts.append(attempt_result(link, "no_json_document", attempt.started))
+        again = {**attempt.body, "messages": [*attempt.body["messages"], {"role": "assistant", "content": content},
+                                              {"role": "user", "content": REASK_PROMPT}]}
+        started = time.perf_counter()
+        try:
+            result = await attempt.adapter.complete(client, attempt.target, again, attempt.options)
+        except UpstreamError as exc:
+            ex.attempts.append(attempt_result(link, exc.outcome, started, status=exc.status, error=exc.message))
+            return replace(choice, repair={"applied": False, "reason": "no_document", "reasked": True}), None
+        reask_usage = usage_from(result.get("usage"), "", ex.routed.prompt_tokens_estimate)
+        # The re-ask's answer, in the place of the first (whose logprobs stay: the client asked for those).
+        choice = replace(choices_of(result)[0], logprobs=choice.logprobs)
+        content = choice.message.get("content") or ""
+        extraction = json_extract(content)
+        repair["reasked"] = True
+    if extraction.document is None:
+        repair.update({"reason": "no_document"})
+    elif extraction.method is not None:
+        choice = replace(choice, message={**choice.message, "content": extraction.document})
+        repair.update({"applied": True, "method": extraction.method})
+    if extraction.document is not None and ex.chat.json_schema:
+        errors = schema_errors(extraction.document, ex.chat.json_schema)
+        repair["schema_valid"] = not errors
+        if errors:
+            repair["schema_errors"] = errors
+    if repair != {"applied": False}:
+        choice = replace(choice, repair=repair)
+    return choice, reask_usage
