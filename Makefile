@@ -34,12 +34,14 @@ test: install-dev lint
 eval-routing: install
 	$(PY) -m routing.classifier.evaluate
 
-# Routing time (token count + classification + decision) by prompt size, then the gateway's
+# Routing time (token count + classification + decision) by prompt size, guardrail checks on 8k-token
+# prompts, then the gateway's
 # overhead against going direct and against the bare-consumer floor (~4 minutes in all).
 bench: install-dev
 	$(PY) -m bench.routing_time
 	$(PY) -m routing.engine_bench
 	$(PY) -m routing.classifier.bench
+	$(PY) -m bench.guardrails
 	$(MAKE) bench-gateway
 
 clean:
