@@ -230,6 +230,11 @@ INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
 # How long the writer waits for more records before a write, when few are queued: longer means more
 # rows per commit (less CPU per request), and logs that appear that much later.
 INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0.2, minimum=0.0)
+# Budgets and rate limits: counters in Redis (REDIS_URL) or, without it, in the process. When Redis cannot be
+# reached within the timeout, a request is refused with a 503 (false: budgets cannot be overspent) or
+# admitted uncounted (true: availability first).
+INFERBASE_LIMITS_FAIL_OPEN = env_bool("INFERBASE_LIMITS_FAIL_OPEN", False)
+INFERBASE_LIMITS_TIMEOUT_MS = env_int("INFERBASE_LIMITS_TIMEOUT_MS", 100, minimum=1)
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)
