@@ -55,3 +55,28 @@ class RateLimit(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope} {self.scope_id}: {self.requests_per_minute} rpm, {self.tokens_per_minute} tpm"
+
+
+class UsageRollup(models.Model):
+    """Requests, tokens and cost per day × organization × project × key × model, kept by the log writer.
+
+    0 stands for no project or key, "" for no model (a request refused before a model was chosen), so that
+    the unique key has no NULLs and one upsert adds to one row."""
+
+    day = models.DateField()
+    organization_id = models.BigIntegerField()
+    project_id = models.BigIntegerField(default=0)
+    api_key_id = models.BigIntegerField(default=0)
+    model = models.CharField(max_length=160, default="", blank=True)
+    requests = models.BigIntegerField(default=0)
+    prompt_tokens = models.BigIntegerField(default=0)
+    completion_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    cost_micros = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # Its index (organization, day first) also serves every /usage query.
+            models.UniqueConstraint(fields=["organization_id", "day", "project_id", "api_key_id", "model"],
+                                    name="usage_rollup_unique"),
+        ]

@@ -6,6 +6,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import transaction
+
+from billing.services import usage_rollup_add
 from inferbase.accounts.models import ApiKey
 from observability.services import records_store
 
@@ -15,8 +18,11 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records, then mark the last use of the keys not marked this minute."""
-    records_store(records)
+    """Persist a batch of records and add the logs stored now to the usage rollups, in one transaction (a replayed
+    batch counts nothing twice, a failed one nothing at all); then mark the last use of the keys not marked
+    this minute."""
+    with transaction.atomic():
+        usage_rollup_add(records_store(records))
     last_used: dict[int, float] = {}
     for record in records:
         key_id = record["log"].get("api_key_id")
