@@ -66,3 +66,9 @@ bench-soak: install-dev
 .PHONY: bench-scale
 bench-scale: install-dev
 	$(PY) -m bench.two_processes
+
+# GET /usage over 10,000,000 requests' worth of rollups (needs DATABASE_URL=postgres://…; creates and drops its
+# own database): p50/p95 per query shape (~2 minutes).
+.PHONY: bench-usage
+bench-usage: install-dev
+	$(PY) -m bench.usage
