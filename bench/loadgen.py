@@ -124,10 +124,12 @@ async def run(args: argparse.Namespace) -> dict:
         stop = asyncio.Event()
 
         inflight = {"n": 0}
+        sent = {"n": 0}
 
         async def worker() -> None:
             while not stop.is_set():
                 inflight["n"] += 1
+                sent["n"] += 1
                 try:
                     await one(session, args.url, headers, body, args.stream, phase["stats"])
                 finally:
@@ -157,6 +159,7 @@ async def run(args: argparse.Namespace) -> dict:
         "duration_s": round(elapsed, 3), "requests": done, "throughput_rps": round(done / elapsed, 2),
         "errors": sum(stats.errors.values()), "error_kinds": stats.errors,
         "in_flight_at_end": stuck, "unfinished_after_grace": len(pending), "error_samples": stats.samples,
+        "sent": sent["n"],  # every request started, warm-up and tail included
         "loadgen_cpu_s": round(self1 - self0, 3),
     }
     for name, values in (("latency_ms", stats.latency), ("ttft_ms", stats.ttft)):

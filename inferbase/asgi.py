@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import sys
 from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inferbase.settings")
@@ -16,6 +18,8 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
+from inferbase.scheduler import scheduler_ensure  # noqa: E402
+from providers.http import close_shared_client  # noqa: E402
 
 CHAT_PATH = re.compile(r"^/api/v1/(?:inference/)?chat/completions/?$")
 SIMULATED_PREFIX = "/simulated"
@@ -62,6 +66,7 @@ simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    scheduler_ensure()  # the periodic tasks run in this process on the embedded default (inferbase/scheduler.py)
     if scope["type"] == "http":
         path = scope["path"]
         if CHAT_PATH.match(path):
@@ -77,15 +82,55 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 async def _lifespan(receive: Any, send: Any) -> None:
+    """Under servers that speak the ASGI lifespan (uvicorn): start the log writer, and drain it at shutdown."""
+    from observability.recorder import recorder
+
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            recorder().start()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            from observability.recorder import recorder
-
             try:
-                await recorder().drain(seconds=10)
+                await recorder().shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+                await close_shared_client()
             finally:
                 await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+# daphne cancels the requests still running when it stops; give them this long to hand over their records.
+CANCELLED_REQUESTS_GRACE_S = 2.0
+
+
+async def _shutdown_after_cancelled_requests() -> None:
+    """Let the requests daphne has just cancelled record themselves, then write (or spool) the queue."""
+    from observability.recorder import recorder
+
+    current = asyncio.current_task()
+    running = [t for t in asyncio.all_tasks() if t is not current and t.get_name() != "inferbase-recorder"]
+    if running:
+        await asyncio.wait(running, timeout=CANCELLED_REQUESTS_GRACE_S)
+    await recorder().shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+    await close_shared_client()
+
+
+def _hook_twisted_shutdown() -> None:
+    """Under daphne (Twisted: no ASGI lifespan), start the log writer when the reactor runs and drain it
+    before the reactor stops, on SIGTERM and SIGINT alike (Twisted turns both into a reactor stop).
+
+    Registered at import, before daphne adds its own trigger that cancels the running requests: both run
+    in the same "before" phase, and the reactor waits for the Deferreds of that phase before it stops."""
+    reactor = sys.modules.get("twisted.internet.reactor")
+    if reactor is None:
+        return  # not under daphne
+    from twisted.internet import defer
+
+    from observability.recorder import recorder
+
+    reactor.callLater(0, lambda: recorder().start())  # runs once the reactor's asyncio loop does
+    reactor.addSystemEventTrigger(
+        "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(_shutdown_after_cancelled_requests())))
+
+
+_hook_twisted_shutdown()

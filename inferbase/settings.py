@@ -1,8 +1,8 @@
 """Settings for Inferbase, read from the environment only here.
 
 With nothing set: SQLite, a file cache, in-process channel layer, eager Celery, simulated upstream.
-Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (the cache the gateway processes share; also the
-channel layer and Celery broker, which nothing uses yet).
+Production sets DATABASE_URL (PostgreSQL) and REDIS_URL (the cache the gateway processes share, the
+channel layer and the Celery broker: run `celery -A inferbase worker` and `celery -A inferbase beat`).
 """
 
 from __future__ import annotations
@@ -149,6 +149,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
 INFERBASE_CACHE_PREFIX = env_str("INFERBASE_CACHE_PREFIX", "inferbase")
+INFERBASE_CACHE_DIR = Path(env_str("INFERBASE_CACHE_DIR") or BASE_DIR / "var" / "cache")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -166,7 +167,7 @@ else:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": env_str("INFERBASE_CACHE_DIR") or str(BASE_DIR / "var" / "cache"),
+            "LOCATION": str(INFERBASE_CACHE_DIR),
             "KEY_PREFIX": env_str("INFERBASE_CACHE_PREFIX", "inferbase"),
         }
     }
@@ -235,6 +236,49 @@ INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0
 # admitted uncounted (true: availability first).
 INFERBASE_LIMITS_FAIL_OPEN = env_bool("INFERBASE_LIMITS_FAIL_OPEN", False)
 INFERBASE_LIMITS_TIMEOUT_MS = env_int("INFERBASE_LIMITS_TIMEOUT_MS", 100, minimum=1)
+# A decision is readable from the shared cache (Redis, else files under INFERBASE_CACHE_DIR/decisions) from
+# the end of its response until its row is written, when the copy is deleted; this long at most.
+INFERBASE_DECISION_COPY_SECONDS = env_int("INFERBASE_DECISION_COPY_SECONDS", 3600, minimum=1)
+# At SIGTERM or SIGINT: how long the log writer may take to write what is queued before it spools the rest
+# to INFERBASE_SPOOL_DIR (replayed at the next start). Keep it under the supervisor's grace period (Docker 10 s).
+INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS", 5.0, minimum=0.0)
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)
+
+# --- Evidence, health and the periodic tasks ---------------------------------------------------------
+# Latency and failure evidence: a route's figures come from its samples of the last window (at most the
+# newest N); with fewer than the minimum the catalog's prior stands (source "catalog").
+INFERBASE_EVIDENCE_WINDOW_SECONDS = env_float("INFERBASE_EVIDENCE_WINDOW_SECONDS", 3600.0, minimum=1.0)
+INFERBASE_EVIDENCE_MAX_SAMPLES = env_int("INFERBASE_EVIDENCE_MAX_SAMPLES", 500, minimum=1)
+INFERBASE_EVIDENCE_MIN_SAMPLES = env_int("INFERBASE_EVIDENCE_MIN_SAMPLES", 20, minimum=1)
+INFERBASE_EVIDENCE_REFRESH_SECONDS = env_float("INFERBASE_EVIDENCE_REFRESH_SECONDS", 30.0, minimum=1.0)
+# Fleet-wide cooldown: a route whose attempts of the last window fail at this rate or more (with at least
+# the minimum of attempts) is skipped for the cooldown; after half of it, this share of requests probes it.
+INFERBASE_COOLDOWN_FAILURE_RATE = env_float("INFERBASE_COOLDOWN_FAILURE_RATE", 0.5, minimum=0.01)
+INFERBASE_COOLDOWN_MIN_SAMPLES = env_int("INFERBASE_COOLDOWN_MIN_SAMPLES", 10, minimum=1)
+INFERBASE_COOLDOWN_WINDOW_SECONDS = env_float("INFERBASE_COOLDOWN_WINDOW_SECONDS", 300.0, minimum=1.0)
+INFERBASE_COOLDOWN_SECONDS = env_float("INFERBASE_COOLDOWN_SECONDS", 120.0, minimum=1.0)
+INFERBASE_COOLDOWN_PROBE_SHARE = env_float("INFERBASE_COOLDOWN_PROBE_SHARE", 0.05, minimum=0.0)
+# The share of eligible auto traffic a policy with explore_unmeasured sends to models without samples.
+INFERBASE_EXPLORE_SHARE = env_float("INFERBASE_EXPLORE_SHARE", 0.02, minimum=0.0)
+# Benchmark feeds (file paths or http(s) URLs serving the evidence JSON format), comma-separated.
+INFERBASE_BENCHMARK_FEEDS = [f.strip() for f in env_str("INFERBASE_BENCHMARK_FEEDS").split(",") if f.strip()]
+INFERBASE_BENCHMARK_FEEDS_REFRESH_SECONDS = env_float("INFERBASE_BENCHMARK_FEEDS_REFRESH_SECONDS", 6 * 3600.0,
+                                                      minimum=1.0)
+# Provider health: one probe (GET {base_url}/models) per provider per interval.
+INFERBASE_HEALTH_PROBE_SECONDS = env_float("INFERBASE_HEALTH_PROBE_SECONDS", 60.0, minimum=1.0)
+INFERBASE_HEALTH_PROBE_TIMEOUT_SECONDS = env_float("INFERBASE_HEALTH_PROBE_TIMEOUT_SECONDS", 3.0, minimum=0.1)
+# The periodic tasks run in the gateway process itself (a small scheduler thread) on the embedded
+# default; with REDIS_URL, Celery beat and workers run them instead.
+INFERBASE_SCHEDULER = env_bool("INFERBASE_SCHEDULER", not REDIS_URL)
+CELERY_BEAT_SCHEDULE = {
+    "route-evidence": {"task": "routing.tasks.route_evidence_refresh",
+                       "schedule": INFERBASE_EVIDENCE_REFRESH_SECONDS},
+    "provider-health": {"task": "providers.tasks.provider_health_probe", "schedule": INFERBASE_HEALTH_PROBE_SECONDS},
+    "benchmark-feeds": {"task": "routing.tasks.benchmark_feeds_refresh",
+                        "schedule": INFERBASE_BENCHMARK_FEEDS_REFRESH_SECONDS},
+}
+# Prometheus: set PROMETHEUS_MULTIPROC_DIR (an empty directory, wiped at each start) when several
+# processes serve, so that GET /metrics adds up all of them.
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")

@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from inferbase.api import views
+from inferbase.metrics import metrics_view
 from inferbase.views import landing_view
 
 api_patterns = [
@@ -21,6 +22,7 @@ api_patterns = [
 urlpatterns = [
     path("", landing_view, name="landing"),
     path("openapi.json", views.openapi_view, name="openapi"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/inference/", include((api_patterns, "api"), namespace="inference")),
     path("api/v1/", include((api_patterns, "api"), namespace="v1")),

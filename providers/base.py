@@ -14,6 +14,14 @@ from typing import Any, Protocol
 
 import httpx
 
+# How an OpenAI-compatible route switches a hybrid model's thinking, as its catalog entry declares:
+# `reasoning_effort` ("none" turns it off: Groq, Gemini, Fireworks, DeepInfra), `chat_template_kwargs`
+# (`{"enable_thinking": ...}`: vLLM, SGLang and other servers of Qwen3's template), `reasoning_enabled`
+# (`{"reasoning": {"enabled": ...}}`: Together's hybrid models), or `none`: nothing is sent, and the model runs
+# its default. Non-standard fields go only where declared: a strict server refuses what it does not know.
+THINKING_SWITCHES = ("reasoning_effort", "chat_template_kwargs", "reasoning_enabled", "none")
+NO_THINKING_SWITCH = "none"
+
 
 @dataclass(frozen=True, slots=True)
 class UpstreamTarget:
@@ -25,6 +33,7 @@ class UpstreamTarget:
     upstream_model: str
     api_key: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    thinking_switch: str = NO_THINKING_SWITCH  # one of THINKING_SWITCHES; a dialect with its own ignores it
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +53,12 @@ class CallOptions:
 @dataclass(frozen=True, slots=True)
 class ThinkingTraits:
     """How a dialect serves a model that can switch thinking on and off: whether the model thinks when
-    it is sent no switch, and the smallest max_tokens with which it can think (0 when any will do)."""
+    it is sent no switch, the smallest max_tokens with which it can think (0 when any will do), and whether
+    the dialect has a switch of its own (Anthropic's `thinking`) rather than the one a route declares."""
 
     on_by_default: bool
     min_max_tokens: int = 0
+    native_switch: bool = False
 
 
 class ProviderAdapter(Protocol):
@@ -65,4 +76,9 @@ class ProviderAdapter(Protocol):
     ) -> AsyncIterator[dict[str, Any]]:
         """Yield OpenAI `chat.completion.chunk` dicts (the last one may carry `usage`); raise
         UpstreamError on failure. Closing the iterator cancels the upstream request."""
+        ...
+
+    def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
+        """Return the fields of `body` this adapter does not send to the target (neither as written nor
+        mapped) when called with this thinking switch: what the request reports in `dropped_params`."""
         ...

@@ -34,3 +34,23 @@ class Provider(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class ProviderHealth(models.Model):
+    """The latest liveness probe of a provider's API (GET {base}/models): warms no model, costs nothing.
+
+    Saved (and so noticed by routing) only when the status changes; each probe updates `checked_at`."""
+
+    class Status(models.TextChoices):
+        READY = "ready"
+        LOADING = "loading"  # the provider's API is not answering
+
+    provider = models.OneToOneField(Provider, on_delete=models.CASCADE, related_name="health")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True, default="")
+    checked_at = models.DateTimeField()
+    changed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}: {self.status}"

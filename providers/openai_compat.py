@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from functools import lru_cache
 from typing import Any
 
@@ -25,18 +25,27 @@ def _headers(target: UpstreamTarget) -> dict[str, str]:
     return headers
 
 
-def _thinking_fields(options: CallOptions) -> dict[str, Any]:
-    """Map the thinking switch into the OpenAI-compatible dialects' fields."""
-    if options.thinking is False:
-        return {"reasoning_effort": "none", "chat_template_kwargs": {"enable_thinking": False}}
-    return {}
+# The fields that turn thinking on or off, by the switch a route declares (see base.THINKING_SWITCHES). On
+# with reasoning_effort sends nothing: on is the default there, and the client's own effort, if any, stands.
+THINKING_FIELDS: dict[str, Callable[[bool], dict[str, Any]]] = {
+    "reasoning_effort": lambda on: {} if on else {"reasoning_effort": "none"},
+    "chat_template_kwargs": lambda on: {"chat_template_kwargs": {"enable_thinking": on}},
+    "reasoning_enabled": lambda on: {"reasoning": {"enabled": on}},
+}
+
+
+def _thinking_fields(switch: str, thinking: bool | None) -> dict[str, Any]:
+    """Return the thinking switch's fields for this route: none when the model is left to its default or the
+    route declares no switch."""
+    fields = THINKING_FIELDS.get(switch)
+    return fields(thinking) if fields is not None and thinking is not None else {}
 
 
 def request_body(body: dict[str, Any], target: UpstreamTarget, options: CallOptions) -> dict[str, Any]:
     """Return the JSON body sent upstream: the request with the upstream model name and thinking switch."""
     out = dict(body)
     out["model"] = target.upstream_model
-    out.update(_thinking_fields(options))
+    out.update(_thinking_fields(target.thinking_switch, options.thinking))
     return out
 
 
@@ -44,6 +53,13 @@ class OpenAICompatibleAdapter:
     dialect = "openai"
     # Hybrid models served OpenAI-style (Qwen3 and the like) think unless they are switched off.
     thinking = ThinkingTraits(on_by_default=True)
+
+    def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
+        """Return what the thinking switch overrides: the client's reasoning_effort, when thinking is switched
+        off with reasoning_effort "none". The rest of the body is sent as written."""
+        effort = body.get("reasoning_effort")
+        switched = _thinking_fields(target.thinking_switch, thinking).get("reasoning_effort", effort)
+        return frozenset({"reasoning_effort"}) if effort is not None and switched != effort else frozenset()
 
     async def complete(
         self, client: httpx.AsyncClient, target: UpstreamTarget, body: dict[str, Any], options: CallOptions

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from .snapshot import ModelSnap, PolicySnap, RouteSnap
 
 AUTO_MODEL_NAMES = frozenset({"auto", "inferbase/auto"})
+
+# The task families and complexity bands the router classifies requests into.
+Task = Literal[
+    "coding",
+    "maths",
+    "reasoning",
+    "factual",
+    "writing",
+    "summarization",
+    "extraction",
+    "translation",
+    "chat",
+    "tool_use",
+]
+Complexity = Literal["easy", "standard", "hard"]
+
+TASKS: tuple[Task, ...] = get_args(Task)
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +74,11 @@ class RoutingRequest:
     # Routes resting after repeated failures (circuit open): route id -> wall-clock time it rests until.
     resting_routes: Mapping[str, float] = field(default_factory=dict)
     overrides: RoutingOverrides = field(default_factory=RoutingOverrides)
+    # The wall-clock time of the request, and a draw in [0, 1) that decides the shares of traffic routing
+    # sends to probes and to exploration: given to `decide` with the request, so it stays a pure function
+    # (tests set both to reach the branch they test).
+    now: float = field(default_factory=time.time)
+    ticket: float = field(default_factory=random.random)
 
     @property
     def is_auto(self) -> bool:

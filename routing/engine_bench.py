@@ -8,10 +8,9 @@ from __future__ import annotations
 import statistics
 import time
 
-from .decision import Classification, RoutingOverrides, RoutingRequest
+from .decision import TASKS, Classification, RoutingOverrides, RoutingRequest
 from .engine import decide
 from .snapshot import INFERBASE_DEFAULT_POLICY, ModelSnap, RouteLatencySnap, RouteSnap, Snapshot
-from .tasks import TASKS
 from .tokens import count_prompt_tokens, encoding
 
 PROVIDERS = ("groq", "together", "fireworks", "simulated")

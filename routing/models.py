@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from providers.base import NO_THINKING_SWITCH, THINKING_SWITCHES
 from providers.models import Provider
 
 
@@ -44,6 +45,10 @@ class Route(models.Model):
     price_cached_input = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     context_window = models.PositiveIntegerField(default=8192)
     max_output_tokens = models.PositiveIntegerField(default=4096)
+    thinking_switch = models.CharField(
+        max_length=24, choices=[(s, s) for s in THINKING_SWITCHES], default=NO_THINKING_SWITCH,
+        help_text="How this OpenAI-compatible route turns a switchable model's thinking on and off; "
+                  "none sends nothing, and the model runs its default. Anthropic routes use their own.")
     enabled = models.BooleanField(default=True)
     from_catalog = models.BooleanField(default=False)
 
@@ -59,16 +64,97 @@ class Route(models.Model):
 
 
 class BenchmarkScore(models.Model):
+    """One benchmark figure for a model and task, with where it is published and as of when.
+
+    A score with no source URL is unverified: it may rank a model, but a decision never calls it measured."""
+
     model = models.ForeignKey(Model, on_delete=models.CASCADE, related_name="benchmarks")
     task = models.CharField(max_length=32)  # a task family, or "overall"
     score = models.FloatField()
-    source = models.CharField(max_length=128, blank=True, default="")
+    source = models.CharField(max_length=128, blank=True, default="", help_text="The feed's key for the source.")
+    source_title = models.CharField(max_length=256, blank=True, default="",
+                                    help_text="The benchmark's name and version.")
+    source_url = models.URLField(max_length=500, blank=True, default="", help_text="Where the figure is published.")
+    as_of = models.CharField(max_length=10, blank=True, default="", help_text="YYYY-MM or YYYY-MM-DD")
+    feed_version = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["model", "task"], name="benchmark_model_task_unique")]
 
+    @property
+    def verified(self) -> bool:
+        return bool(self.source_url)
+
+
+class BenchmarkFeedLoad(models.Model):
+    """One attempt to load a benchmark feed: applied whole, or rejected with what was wrong (the history)."""
+
+    feed = models.CharField(max_length=500, help_text="The file path or URL the feed was read from.")
+    version = models.CharField(max_length=64, blank=True, default="")
+    as_of = models.CharField(max_length=10, blank=True, default="")
+    applied = models.BooleanField(default=False)
+    errors = models.JSONField(default=list, blank=True)
+    scores = models.PositiveIntegerField(default=0)
+    unverified = models.PositiveIntegerField(default=0, help_text="Scores in the feed without a source.")
+    content = models.JSONField(default=dict, blank=True, help_text="The feed as loaded (applied feeds only).")
+    loaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-loaded_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.feed} {self.version} ({'applied' if self.applied else 'rejected'})"
+
+
+class RouteSample(models.Model):
+    """One attempt on a route, as the log writer saw it: the raw material of latency and failure evidence."""
+
+    route_id = models.CharField(max_length=240)  # "<provider>/<catalog id>", as in decisions
+    created_at = models.DateTimeField()
+    outcome = models.CharField(max_length=16)  # served | truncated | error | timeout
+    stream = models.BooleanField(default=False)
+    first_token_ms = models.PositiveIntegerField(null=True)
+    first_answer_token_ms = models.PositiveIntegerField(null=True)
+    end_to_end_ms = models.PositiveIntegerField()
+    output_tokens = models.PositiveIntegerField(null=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["route_id", "-created_at"], name="sample_route_created"),
+                   models.Index(fields=["created_at"], name="sample_created")]
+
+
+class RouteEvidence(models.Model):
+    """A route's figures over the recent window, aggregated from its samples by the evidence task."""
+
+    route_id = models.CharField(max_length=240, unique=True)
+    window = models.CharField(max_length=64)  # e.g. "last 3600 s, at most 500 samples"
+    samples = models.PositiveIntegerField(default=0)  # served attempts with timings
+    first_token_ms_p50 = models.PositiveIntegerField(null=True)
+    first_token_ms_p90 = models.PositiveIntegerField(null=True)
+    first_answer_token_ms_p50 = models.PositiveIntegerField(null=True)
+    first_answer_token_ms_p90 = models.PositiveIntegerField(null=True)
+    end_to_end_ms_p50 = models.PositiveIntegerField(null=True)
+    end_to_end_ms_p90 = models.PositiveIntegerField(null=True)
+    output_tokens_per_s = models.FloatField(null=True)
+    failure_samples = models.PositiveIntegerField(default=0)  # every attempt counted in the rates
+    error_rate = models.FloatField(default=0.0)
+    timeout_rate = models.FloatField(default=0.0)
+    truncation_rate = models.FloatField(default=0.0)
+    cooldown_started = models.DateTimeField(null=True, blank=True)
+    cooldown_until = models.DateTimeField(null=True, blank=True)
+    cooldown_reason = models.CharField(max_length=200, blank=True, default="")
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "route evidence"
+
+    def __str__(self) -> str:
+        return self.route_id
+
 
 class RouteLatency(models.Model):
+    """The catalog's prior for a route's latency, used until traffic has measured it."""
+
     route = models.OneToOneField(Route, on_delete=models.CASCADE, related_name="latency")
     ttft_ms_p50 = models.PositiveIntegerField()
     ttft_ms_p90 = models.PositiveIntegerField(null=True, blank=True)
@@ -110,6 +196,10 @@ class RoutingPolicy(models.Model):
     max_cost_micros = models.PositiveBigIntegerField(null=True, blank=True)
     structured_output_extraction = models.BooleanField(default=True)
     structured_output_reask = models.BooleanField(default=False)
+    explore_unmeasured = models.BooleanField(
+        default=False, help_text="Send a small share of auto traffic to eligible models without latency samples.")
+    admit_unmeasured = models.BooleanField(
+        default=False, help_text="Models of the pool without benchmark scores pass the quality floor (none for them).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -1,19 +1,27 @@
-"""Writes for routing: load the shipped catalog and evidence files, add a provider."""
+"""Writes for routing: load the shipped catalog and evidence files, add a provider, store route samples
+and aggregate them into evidence."""
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
 
+from providers.base import NO_THINKING_SWITCH
 from providers.models import Provider
 
-from .models import BenchmarkScore, Model, Route, RouteLatency
-from .snapshot import snapshot_version_bump
+from .evidence import Cooldown, CooldownRules, Sample, Window, cooldown_next, in_window, route_figures
+from .feeds import FeedCheck, feed_check
+from .models import BenchmarkFeedLoad, BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
+from .snapshot import EVIDENCE_REFRESHED_KEY, snapshot_version_bump
 
 SIMULATED = "simulated"
 SIMULATED_ANTHROPIC = "simulated-anthropic"
@@ -98,22 +106,17 @@ def _route_upsert(model: Model, provider: Provider, r: dict[str, Any]) -> Route:
             "upstream_model": r["upstream_model"], "price_input": _price(r["price_input"]),
             "price_output": _price(r["price_output"]), "price_cached_input": _price(r.get("price_cached_input")),
             "context_window": int(r["context_window"]), "max_output_tokens": int(r["max_output_tokens"]),
-            "from_catalog": True,
+            "thinking_switch": r.get("thinking_switch") or NO_THINKING_SWITCH, "from_catalog": True,
         },
     )
     return route
 
 
 def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers: dict[str, Provider]) -> None:
-    for model_id, scores in evidence.get("benchmarks", {}).items():
-        model = models.get(model_id)
-        if model is None:
-            continue
-        source = scores.get("source", "")
-        for task, score in scores.items():
-            if task == "source" or not isinstance(score, int | float):
-                continue
-            BenchmarkScore.objects.update_or_create(model=model, task=task, defaults={"score": float(score), "source": source})
+    check = feed_check(evidence, set(models))
+    if not check.valid:
+        raise ValueError("the shipped evidence is not a valid feed: " + "; ".join(check.errors))
+    _scores_apply(check)
     for route_key, lat in evidence.get("route_latency", {}).items():
         provider_slug, _, model_id = route_key.partition("/")
         route = Route.objects.filter(provider__slug=provider_slug, model__catalog_id=model_id).first()
@@ -121,7 +124,7 @@ def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers
             continue
         RouteLatency.objects.update_or_create(route=route, defaults={
             "ttft_ms_p50": int(lat["ttft_ms_p50"]), "ttft_ms_p90": lat.get("ttft_ms_p90"),
-            "tokens_per_second": float(lat["tokens_per_second"]), "samples": int(lat.get("samples", 0)),
+            "tokens_per_second": float(lat["tokens_per_second"]), "samples": 0,  # a prior, not samples
         })
     # Simulated routes are measured by construction: their behaviour is the catalog's simulation block.
     for model in models.values():
@@ -135,11 +138,14 @@ def _evidence_load(evidence: dict[str, Any], models: dict[str, Model], providers
 @transaction.atomic
 def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: list[tuple[str, str]],
                  price_input: float = 0.0, price_output: float = 0.0, context_window: int = 32768,
-                 max_output_tokens: int = 4096, tools: bool = False, reasoning: str | None = None) -> Provider:
+                 max_output_tokens: int = 4096, tools: bool = False, reasoning: str | None = None,
+                 thinking_switch: str | None = None) -> Provider:
     """Add (or update) a user's own OpenAI-compatible endpoint and its models; no code change needed.
 
     A new model's reasoning is `reasoning` when declared, else unknown (so routing does not claim a
-    thinking mode it has not measured); a declared mode also updates a model added earlier this way."""
+    thinking mode it has not measured); a declared mode also updates a model added earlier this way.
+    The routes send a thinking switch only in the dialect `thinking_switch` declares; a new route declares
+    none unless told, and a declared switch also updates the routes added earlier."""
     from django.utils.text import slugify
 
     slug = slugify(name)
@@ -155,10 +161,207 @@ def provider_add(*, name: str, base_url: str, api_key_env: str = "", models: lis
         if not created and reasoning is not None and not model.from_catalog and model.reasoning != reasoning:
             model.reasoning = reasoning
             model.save(update_fields=["reasoning"])
-        Route.objects.update_or_create(
-            model=model, provider=provider,
-            defaults={"upstream_model": upstream, "price_input": Decimal(str(price_input)),
-                      "price_output": Decimal(str(price_output)), "context_window": context_window,
-                      "max_output_tokens": max_output_tokens})
+        route_fields: dict[str, Any] = {
+            "upstream_model": upstream, "price_input": Decimal(str(price_input)),
+            "price_output": Decimal(str(price_output)), "context_window": context_window,
+            "max_output_tokens": max_output_tokens}
+        if thinking_switch is not None:
+            route_fields["thinking_switch"] = thinking_switch
+        Route.objects.update_or_create(model=model, provider=provider, defaults=route_fields)
     snapshot_version_bump()
     return provider
+
+
+SAMPLE_COLUMNS = ("route_id", "created_at", "outcome", "stream", "first_token_ms", "first_answer_token_ms",
+                  "end_to_end_ms", "output_tokens")
+
+
+def route_samples_store(rows: list[dict[str, Any]]) -> None:
+    """Insert route samples (the log writer's batch) in one executemany; `created_at` may be seconds since
+    the epoch. Plain SQL, as the writer's own inserts: the ORM's per-object work cost more than the write."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    sql = (f"INSERT INTO {quote(RouteSample._meta.db_table)} ({', '.join(quote(c) for c in SAMPLE_COLUMNS)}) "
+           f"VALUES ({', '.join(['%s'] * len(SAMPLE_COLUMNS))})")
+    adapt = connection.ops.adapt_datetimefield_value
+    params = [(row["route_id"], adapt(_aware(row["created_at"])), row["outcome"], bool(row["stream"]),
+               row["first_token_ms"], row["first_answer_token_ms"], row["end_to_end_ms"], row["output_tokens"])
+              for row in rows]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
+def _aware(value: Any) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromtimestamp(float(value), tz=UTC)
+
+
+def _epoch(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+@dataclass(frozen=True)
+class EvidenceRefreshResult:
+    routes: int
+    changed: int
+    cooling: int
+    pruned: int
+    version: str | None  # the snapshot version set, when anything routing reads changed
+
+
+def evidence_settings() -> tuple[Window, CooldownRules]:
+    """Return the evidence window and the cooldown rules from settings."""
+    window = Window(float(settings.INFERBASE_EVIDENCE_WINDOW_SECONDS), int(settings.INFERBASE_EVIDENCE_MAX_SAMPLES))
+    rules = CooldownRules(
+        threshold=float(settings.INFERBASE_COOLDOWN_FAILURE_RATE),
+        min_samples=int(settings.INFERBASE_COOLDOWN_MIN_SAMPLES),
+        window_seconds=float(settings.INFERBASE_COOLDOWN_WINDOW_SECONDS),
+        seconds=float(settings.INFERBASE_COOLDOWN_SECONDS),
+    )
+    return window, rules
+
+
+def _samples_of(route_id: str, since: datetime, limit: int) -> list[Sample]:
+    rows = (RouteSample.objects.filter(route_id=route_id, created_at__gte=since).order_by("-created_at")
+            .values_list("created_at", "outcome", "end_to_end_ms", "first_token_ms", "first_answer_token_ms",
+                         "output_tokens")[:limit])
+    return [Sample(at=at.timestamp(), outcome=outcome, end_to_end_ms=e2e, first_token_ms=first,
+                   first_answer_token_ms=answer, output_tokens=tokens)
+            for at, outcome, e2e, first, answer, tokens in rows]
+
+
+EVIDENCE_FIELDS = ("window", "samples", "first_token_ms_p50", "first_token_ms_p90", "first_answer_token_ms_p50",
+                   "first_answer_token_ms_p90", "end_to_end_ms_p50", "end_to_end_ms_p90", "output_tokens_per_s",
+                   "failure_samples", "error_rate", "timeout_rate", "truncation_rate", "cooldown_started",
+                   "cooldown_until", "cooldown_reason")
+
+
+def route_evidence_refresh(*, now: datetime | None = None) -> EvidenceRefreshResult:
+    """Aggregate each route's recent samples into its evidence row, start or end cooldowns, prune samples
+    older than any window needs, and bump the snapshot version when anything routing reads changed."""
+    now = now or datetime.now(UTC)
+    now_s = now.timestamp()
+    window, rules = evidence_settings()
+    horizon_s = max(window.seconds, rules.window_seconds + rules.seconds)
+    horizon = now - timedelta(seconds=horizon_s)
+    pruned, _ = RouteSample.objects.filter(created_at__lt=horizon).delete()
+    existing = {row.route_id: row for row in RouteEvidence.objects.all()}
+    route_ids = set(RouteSample.objects.filter(created_at__gte=horizon).values_list("route_id", flat=True).distinct())
+    changed = cooling = 0
+    for route_id in sorted(route_ids | set(existing)):
+        samples = _samples_of(route_id, horizon, max(window.max_samples, rules.min_samples))
+        figures = route_figures(in_window(samples, window, now_s))
+        row = existing.get(route_id)
+        current = None
+        if row is not None and row.cooldown_until is not None and row.cooldown_started is not None:
+            current = Cooldown(row.cooldown_started.timestamp(), row.cooldown_until.timestamp(), row.error_rate, 0)
+        cooldown = cooldown_next(samples, current, rules, now_s)
+        values: dict[str, Any] = {"window": window.text(), **{f: getattr(figures, f) for f in (
+            "samples", "first_token_ms_p50", "first_token_ms_p90", "first_answer_token_ms_p50",
+            "first_answer_token_ms_p90", "end_to_end_ms_p50", "end_to_end_ms_p90", "output_tokens_per_s",
+            "failure_samples", "error_rate", "timeout_rate", "truncation_rate")}}
+        if cooldown is None:
+            values.update(cooldown_started=None, cooldown_until=None, cooldown_reason="")
+        else:
+            cooling += 1
+            values.update(
+                cooldown_started=_aware(cooldown.since), cooldown_until=_aware(cooldown.until),
+                cooldown_reason=(row.cooldown_reason if cooldown is current and row is not None else
+                                 f"{round(cooldown.failure_rate * 100)}% of its last {cooldown.samples} attempts failed"),
+            )
+        if row is None:
+            RouteEvidence.objects.create(route_id=route_id, updated_at=now, **values)
+            changed += 1
+        elif any(_differs(getattr(row, f), values[f]) for f in EVIDENCE_FIELDS):
+            RouteEvidence.objects.filter(pk=row.pk).update(updated_at=now, **values)
+            changed += 1
+    version = snapshot_version_bump() if changed else None
+    cache.set(EVIDENCE_REFRESHED_KEY, now_s, None)
+    return EvidenceRefreshResult(routes=len(route_ids | set(existing)), changed=changed, cooling=cooling,
+                                 pruned=pruned, version=version)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    if isinstance(old, datetime) or isinstance(new, datetime):
+        return _epoch(old) != _epoch(new)
+    return old != new
+
+
+SCORE_FIELDS = ("score", "source", "source_title", "source_url", "as_of", "feed_version")
+
+
+def _scores_apply(check: FeedCheck) -> int:
+    """Write a checked feed's scores (adding or replacing cells; cells the feed lacks stay); return how many."""
+    pks = dict(Model.objects.filter(catalog_id__in={s.model_id for s in check.scores}).values_list("catalog_id", "pk"))
+    existing = {(row.model_id, row.task): row for row in BenchmarkScore.objects.filter(model_id__in=pks.values())}
+    created, updated = [], []
+    for score in check.scores:
+        values = {"score": score.score, "source": score.source, "source_title": score.source_title,
+                  "source_url": score.source_url, "as_of": score.as_of, "feed_version": check.version}
+        row = existing.get((pks[score.model_id], score.task))
+        if row is None:
+            created.append(BenchmarkScore(model_id=pks[score.model_id], task=score.task, **values))
+        else:
+            for name, value in values.items():
+                setattr(row, name, value)
+            updated.append(row)
+    BenchmarkScore.objects.bulk_create(created, batch_size=500)
+    BenchmarkScore.objects.bulk_update(updated, SCORE_FIELDS, batch_size=500)
+    return len(created) + len(updated)
+
+
+class FeedReadError(Exception):
+    """The feed could not be read or parsed."""
+
+
+def feed_read(location: str, *, timeout: float = 10.0) -> Any:
+    """Return a feed's JSON from a file path or an http(s) URL; raise FeedReadError."""
+    try:
+        if location.startswith(("http://", "https://")):
+            import httpx
+
+            response = httpx.get(location, timeout=timeout, follow_redirects=True)
+            response.raise_for_status()
+            return response.json()
+        return json.loads(Path(location).read_text())
+    except Exception as exc:  # any failure to fetch or parse is the feed's: reported, nothing applied
+        raise FeedReadError(f"{type(exc).__name__}: {exc}") from exc
+
+
+logger = logging.getLogger("inferbase.routing")
+
+
+@transaction.atomic
+def benchmark_feed_load(*, feed: str, data: Any | None = None) -> BenchmarkFeedLoad | None:
+    """Check a feed whole and apply it, or change nothing and record why; return the history row, or None
+    when this feed's version is the one last applied from it. Bumps the snapshot when it applies."""
+    try:
+        content = feed_read(feed) if data is None else data
+    except FeedReadError as exc:
+        logger.warning("benchmark feed %s rejected: %s", feed, exc)
+        return BenchmarkFeedLoad.objects.create(feed=feed, applied=False, errors=[str(exc)])
+    check = feed_check(content, set(Model.objects.values_list("catalog_id", flat=True)))
+    if not check.valid:
+        logger.warning("benchmark feed %s (version %s) rejected, nothing changed: %s", feed, check.version or "?",
+                       "; ".join(check.errors[:5]))
+        return BenchmarkFeedLoad.objects.create(feed=feed, version=check.version, as_of=check.as_of, applied=False,
+                                                errors=list(check.errors))
+    last = BenchmarkFeedLoad.objects.filter(feed=feed, applied=True).first()
+    if last is not None and last.version == check.version:
+        return None
+    count = _scores_apply(check)
+    load = BenchmarkFeedLoad.objects.create(feed=feed, version=check.version, as_of=check.as_of, applied=True,
+                                            scores=count, unverified=check.unverified, content=content,
+                                            errors=[f"skipped unknown model {m}" for m in check.skipped_models])
+    transaction.on_commit(snapshot_version_bump)
+    return load
+
+
+def benchmark_feeds_refresh() -> list[BenchmarkFeedLoad]:
+    """Load every configured feed (settings.INFERBASE_BENCHMARK_FEEDS), in order; return what was recorded."""
+    loads = []
+    for feed in settings.INFERBASE_BENCHMARK_FEEDS:
+        load = benchmark_feed_load(feed=feed)
+        if load is not None:
+            loads.append(load)
+    return loads

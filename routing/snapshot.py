@@ -15,14 +15,31 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from providers.health import simulated_base_url
+
 VERSION_KEY = "inferbase:snapshot-version"
+EVIDENCE_REFRESHED_KEY = "inferbase:evidence-refreshed-at"  # when the evidence task last ran (epoch seconds)
 
 
 @dataclass(frozen=True, slots=True)
 class RouteLatencySnap:
-    ttft_ms_p50: int
-    tokens_per_second: float
+    """What routing expects of a route's latency: measured from traffic, else the catalog's prior."""
+
+    ttft_ms_p50: int | None  # time to first token
+    tokens_per_second: float | None
     samples: int = 0
+    source: str = "catalog"  # traffic | catalog
+    first_answer_token_ms_p50: int | None = None  # traffic only
+    end_to_end_ms_p50: int | None = None  # traffic only
+
+
+@dataclass(frozen=True, slots=True)
+class RouteCooldownSnap:
+    """A route resting fleet-wide after too many failures: since and until (wall-clock seconds), and why."""
+
+    since: float
+    until: float
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +67,14 @@ class RouteSnap:
     data_regions: tuple[str, ...]
     latency: RouteLatencySnap | None
     env_credential: bool  # True when the route's credential is in the environment (or none is needed)
+    thinking_switch: str = "none"  # how an OpenAI-compatible route switches thinking (providers.base.THINKING_SWITCHES)
+    cooldown: RouteCooldownSnap | None = None
+    provider_down: bool = False  # the provider's API did not answer its latest health probe
+
+    @property
+    def measured_latency(self) -> bool:
+        """True when traffic has measured the route (not only the catalog's prior)."""
+        return self.latency is not None and self.latency.source == "traffic"
 
     @property
     def simulated(self) -> bool:
@@ -69,6 +94,7 @@ class ModelSnap:
     typical_reasoning_tokens: int
     slow_tier: bool
     benchmarks: dict[str, float]  # task -> 0..1, plus "overall"; may be empty
+    unverified: frozenset[str] = frozenset()  # tasks whose score has no source: never called measured
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +116,8 @@ class PolicySnap:
     max_cost_micros: int | None = None
     structured_output_extraction: bool = True
     structured_output_reask: bool = False
+    explore_unmeasured: bool = False
+    admit_unmeasured: bool = False
 
 
 INFERBASE_DEFAULT_POLICY = PolicySnap(id=None, name="Inferbase default", source="inferbase")
@@ -105,6 +133,10 @@ class Snapshot:
     organization_policy: dict[int, int]  # organization id -> policy id
     provider_keys: dict[int, dict[str, str]]  # project id -> provider slug -> secret
     simulated_enabled: bool
+    # Shares of auto traffic: probes of cooling routes (after half the cooldown), and exploration of
+    # unmeasured models under a policy that asks for it.
+    probe_share: float = 0.0
+    explore_share: float = 0.0
     # Results the engine derives from this snapshot alone (per model and project, say): the snapshot is
     # immutable, so they hold for its lifetime. Bounded by the engine.
     memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -157,6 +189,8 @@ def policy_snap_from_row(row: Any, source: str = "key") -> PolicySnap:
         max_cost_micros=row.max_cost_micros,
         structured_output_extraction=row.structured_output_extraction,
         structured_output_reask=row.structured_output_reask,
+        explore_unmeasured=row.explore_unmeasured,
+        admit_unmeasured=row.admit_unmeasured,
     )
 
 
@@ -168,11 +202,18 @@ def snapshot_build(
     provider_keys: dict[int, dict[str, str]] | None = None,
 ) -> Snapshot:
     """Read catalog, evidence and policies from the database (sync); account data is handed in."""
-    from .models import BenchmarkScore, Model, Route, RoutingPolicy
+    from providers.models import ProviderHealth
+
+    from .models import BenchmarkScore, Model, Route, RouteEvidence, RoutingPolicy
 
     benchmarks: dict[int, dict[str, float]] = {}
-    for model_pk, task, score in BenchmarkScore.objects.values_list("model_id", "task", "score"):
+    unverified: dict[int, set[str]] = {}
+    for model_pk, task, score, url in BenchmarkScore.objects.values_list("model_id", "task", "score", "source_url"):
         benchmarks.setdefault(model_pk, {})[task] = float(score)
+        if not url:
+            unverified.setdefault(model_pk, set()).add(task)
+    evidence = {row.route_id: row for row in RouteEvidence.objects.all()}
+    down = set(ProviderHealth.objects.filter(status=ProviderHealth.Status.LOADING).values_list("provider_id", flat=True))
     models: dict[str, ModelSnap] = {}
     pk_to_id: dict[int, str] = {}
     for row in Model.objects.filter(enabled=True):
@@ -189,7 +230,12 @@ def snapshot_build(
             typical_reasoning_tokens=row.typical_reasoning_tokens,
             slow_tier=row.slow_tier,
             benchmarks=benchmarks.get(row.pk, {}),
+            unverified=frozenset(unverified.get(row.pk, ())),
         )
+    for model_id, model in list(models.items()):
+        base = models.get(model.base_id)
+        if not model.benchmarks and base is not None and base is not model:
+            models[model_id] = replace(model, unverified=base.unverified)  # it is ranked on its base's scores
     simulated_enabled = bool(settings.INFERBASE_SIMULATED_ROUTES)
     routes: dict[str, list[RouteSnap]] = {}
     query = Route.objects.filter(enabled=True, provider__enabled=True, model__enabled=True).select_related(
@@ -203,16 +249,13 @@ def snapshot_build(
         simulated = provider.kind == "simulated"
         if simulated and not simulated_enabled:
             continue
-        latency_row = getattr(row, "latency", None)
-        latency = (
-            RouteLatencySnap(latency_row.ttft_ms_p50, float(latency_row.tokens_per_second), latency_row.samples)
-            if latency_row is not None
-            else None
-        )
+        route_id = f"{provider.slug}/{model_id}"
+        measured = evidence.get(route_id)
+        latency = route_latency(measured, getattr(row, "latency", None))
         env_credential = simulated or not provider.api_key_env or bool(os.environ.get(provider.api_key_env))
         routes.setdefault(model_id, []).append(
             RouteSnap(
-                route_id=f"{provider.slug}/{model_id}",
+                route_id=route_id,
                 model_id=model_id,
                 provider=provider.slug,
                 provider_kind=provider.kind,
@@ -233,6 +276,9 @@ def snapshot_build(
                 data_regions=tuple(provider.data_regions or ()),
                 latency=latency,
                 env_credential=env_credential,
+                thinking_switch=row.thinking_switch,
+                cooldown=route_cooldown(measured),
+                provider_down=provider.pk in down,
             )
         )
     policies = {row.pk: policy_snap_from_row(row) for row in RoutingPolicy.objects.all()}
@@ -245,6 +291,8 @@ def snapshot_build(
         organization_policy=dict(organization_policy or {}),
         provider_keys={k: dict(v) for k, v in (provider_keys or {}).items()},
         simulated_enabled=simulated_enabled,
+        probe_share=float(settings.INFERBASE_COOLDOWN_PROBE_SHARE),
+        explore_share=float(settings.INFERBASE_EXPLORE_SHARE),
     )
 
 
@@ -253,8 +301,29 @@ def micros_per_mtok(usd_per_mtok: Decimal) -> int:
     return int((usd_per_mtok * 1_000_000).to_integral_value(rounding=ROUND_HALF_UP))
 
 
-def simulated_base_url(dialect: str) -> str:
-    return f"{settings.INFERBASE_SIMULATED_URL}/{'anthropic' if dialect == 'anthropic' else 'openai'}/v1"
+def route_latency(measured: Any, prior: Any) -> RouteLatencySnap | None:
+    """Return the route's latency from traffic when it has enough samples, else the catalog's prior
+    (None when there is neither)."""
+    if measured is not None and measured.samples >= settings.INFERBASE_EVIDENCE_MIN_SAMPLES:
+        return RouteLatencySnap(
+            ttft_ms_p50=measured.first_token_ms_p50,
+            tokens_per_second=measured.output_tokens_per_s,
+            samples=measured.samples,
+            source="traffic",
+            first_answer_token_ms_p50=measured.first_answer_token_ms_p50,
+            end_to_end_ms_p50=measured.end_to_end_ms_p50,
+        )
+    if prior is not None:
+        return RouteLatencySnap(prior.ttft_ms_p50, float(prior.tokens_per_second), 0, "catalog")
+    return None
+
+
+def route_cooldown(measured: Any) -> RouteCooldownSnap | None:
+    """Return the route's fleet-wide cooldown, when its evidence has one."""
+    if measured is None or measured.cooldown_until is None or measured.cooldown_started is None:
+        return None
+    return RouteCooldownSnap(measured.cooldown_started.timestamp(), measured.cooldown_until.timestamp(),
+                             measured.cooldown_reason)
 
 
 def snapshot_version_bump() -> str:

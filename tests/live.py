@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
@@ -77,6 +80,38 @@ class LiveGateway:
     def logs(self) -> str:
         return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
 
+    def record_counts(self) -> tuple[int, int]:
+        """Return how many request logs and routing decisions the database holds."""
+        logs, decisions = self.shell("from observability.models import RequestLog, RoutingDecision; "
+                                     "print(RequestLog.objects.count(), RoutingDecision.objects.count())").split()
+        return int(logs), int(decisions)
+
+
+@contextmanager
+def database_locked(gateway: LiveGateway) -> Iterator[None]:
+    """Hold the gateway's database against its log writer from another process: on SQLite an exclusive
+    lock on the file (readers go on, in WAL mode), on PostgreSQL `LOCK TABLE` on the request log."""
+    url = gateway.env.get("DATABASE_URL")
+    if url:
+        import psycopg
+
+        with psycopg.connect(url) as conn:  # not autocommit: the lock lasts until the rollback
+            conn.execute("LOCK TABLE observability_requestlog IN ACCESS EXCLUSIVE MODE")
+            try:
+                yield
+            finally:
+                conn.rollback()
+        return
+    conn = sqlite3.connect(gateway.env["SQLITE_PATH"], isolation_level=None, timeout=30)
+    try:
+        conn.execute("BEGIN EXCLUSIVE")
+        try:
+            yield
+        finally:
+            conn.execute("ROLLBACK")
+    finally:
+        conn.close()
+
 
 def _database_env(tmp: Path, tag: str) -> tuple[dict[str, str], object | None]:
     url = os.environ.get("DATABASE_URL")
@@ -115,6 +150,9 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         "INFERBASE_SPOOL_DIR": str(tmp / f"spool-{tag}"),
         "INFERBASE_STATIC_DIR": str(tmp / f"static-{tag}"),
         "INFERBASE_SNAPSHOT_CHECK_SECONDS": "0.2",
+        # Evidence from the session's traffic would change later tests' picks: the tests that exercise
+        # the periodic tasks start a gateway with the scheduler on.
+        "INFERBASE_SCHEDULER": "false",
         "PYTHONUNBUFFERED": "1",
         **extra_env,
     }
@@ -209,12 +247,18 @@ def _serving(server: ServerProcess, health_url: str, *, timeout: float) -> Serve
     return server
 
 
+# Enough for every request one test makes; tests find theirs by a `[sim:tag=...]` of their own.
+SIMULATED_RECORDED = 2000
+
+
 def start_simulated(tmp: Path) -> ServerProcess:
-    """Start `python -m providers.simulated` on a free port; poll its /health until it answers."""
+    """Start `python -m providers.simulated` on a free port, recording what it receives (GET /debug/requests);
+    poll its /health until it answers."""
     port = free_port()
     log = (tmp / "simulated.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0"],
+        [sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1", "--port", str(port), "--time-scale", "0",
+         "--record-requests", str(SIMULATED_RECORDED)],
         cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"

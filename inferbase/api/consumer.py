@@ -132,6 +132,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             return
         response = await pipeline.complete(ex)
         ex.status_code = 200
+        await pipeline.decision_share(ex)
         await self.send_response(
             200,
             orjson.dumps(response),
@@ -197,6 +198,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         ex.error_code = exc.code
         if ex.disposition == "served":
             ex.disposition = "rejected" if exc.status < 500 else exc.code
+        await pipeline.decision_share(ex)
         if self._out is not None:  # the stream has started: the error is its last event
             self._emit(pipeline.sse({"object": "error", "error": exc.envelope()["error"]}) + pipeline.SSE_DONE)
             await self._flush(end=True)

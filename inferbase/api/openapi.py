@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 from .validation import FIELDS, MAX_CHOICES, OBJECTIVES, QUALITY_FLOORS, ROLES
 
@@ -111,7 +111,9 @@ def openapi_document() -> dict[str, Any]:
             "/models": {"get": {"summary": "auto first, then the servable catalog.", "responses": {
                 "200": {"description": "OpenAI model list", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": errors["401"]}}},
-            "/models/{model_id}": {"get": {"summary": "One entry of the model list (OpenAI's retrieve-model shape).",
+            "/models/{model_id}": {"get": {"summary": "One entry of the model list (OpenAI's retrieve-model shape), "
+                                                      "with its evidence: latency and failures per route, "
+                                                      "benchmark scores with their sources.",
                                            "parameters": [model_id], "responses": {
                 "200": {"description": "OpenAI model object", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": errors["401"], "404": errors["404"]}}},
@@ -122,7 +124,7 @@ def openapi_document() -> dict[str, Any]:
                                                      "status": {"enum": ["ready", "loading", "unavailable"]}}}}}},
                 "404": errors["404"]}}},
             "/routing-decisions/{request_id}": {"get": {
-                "summary": "The persisted decision for one routed request.", "security": [{"apiKey": []}],
+                "summary": "The decision for one routed request, readable as soon as its response has ended.", "security": [{"apiKey": []}],
                 "parameters": [{"name": "request_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "the decision", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "401": errors["401"], "404": errors["404"]}}},

@@ -411,12 +411,22 @@ def chat_request_parse(body: Any) -> ChatRequest:
     max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     if max_tokens is not None:
         forward["max_tokens"] = max_tokens
-    if body.get("functions") and "tools" not in forward:
-        forward["tools"] = [{"type": "function", "function": fn} for fn in body["functions"]]
-    if body.get("function_call") is not None and "tool_choice" not in forward:
+    dropped = {k for k in NOT_FORWARDED if body.get(k) is not None}
+    # The deprecated functions/function_call are mapped to tools/tool_choice, unless those are given too.
+    if body.get("functions"):
+        if "tools" in forward:
+            dropped.add("functions")
+        else:
+            forward["tools"] = [{"type": "function", "function": fn} for fn in body["functions"]]
+    if body.get("function_call") is not None:
         fc = body["function_call"]
-        forward["tool_choice"] = fc if isinstance(fc, str) else {"type": "function", "function": {"name": fc["name"]}}
-    dropped = tuple(sorted(k for k in NOT_FORWARDED if body.get(k) is not None))
+        if "tool_choice" in forward:
+            dropped.add("function_call")
+        else:
+            forward["tool_choice"] = fc if isinstance(fc, str) else {"type": "function", "function": {"name": fc["name"]}}
+    stream_options = body.get("stream_options") or {}
+    if stream_options.get("include_obfuscation"):
+        dropped.add("stream_options.include_obfuscation")  # our chunks carry no obfuscation padding
 
     response_format = body.get("response_format") or {}
     rf_type = response_format.get("type") if response_format.get("type") != "text" else None
@@ -430,7 +440,6 @@ def chat_request_parse(body: Any) -> ChatRequest:
         )
     last = raw_messages[-1]
     tool_loop = last.get("role") in ("tool", "function") or bool(last.get("role") == "assistant" and last.get("tool_calls"))
-    stream_options = body.get("stream_options") or {}
     return ChatRequest(
         model=model,
         messages=message_tuple,
@@ -446,7 +455,7 @@ def chat_request_parse(body: Any) -> ChatRequest:
         tool_loop=tool_loop,
         has_history=any(m.get("role") == "assistant" for m in raw_messages),
         forward=forward,
-        dropped_params=dropped,
+        dropped_params=tuple(sorted(dropped)),
         prompt_cache_key=body.get("prompt_cache_key"),
         n=n,
     )

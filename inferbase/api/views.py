@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import httpx
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
@@ -17,17 +17,19 @@ from rest_framework.views import APIView
 from billing.selectors import USAGE_GROUPS, usage_report
 from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
+from inferbase.gateway.decisions import decision_find
 from inferbase.gateway.state import key_cache, snapshot_holder
-from observability.selectors import decision_get
+from providers.health import ProbeTarget, probe
 from providers.http import shared_client
+from providers.selectors import provider_health_latest
+from providers.services import provider_health_record
 from routing.catalog import model_list, model_servable_routes
 from routing.decision import AUTO_MODEL_NAMES
+from routing.selectors import model_evidence
 
 from .auth import bearer_key, key_usable
 from .errors import ApiError, ErrorType, error_envelope
 from .openapi import openapi_document
-
-HEALTH_PROBE_TIMEOUT_S = 3.0
 
 
 def _error(exc: ApiError) -> JsonResponse:
@@ -84,14 +86,28 @@ async def model_retrieve_view(request: HttpRequest, model_id: str) -> JsonRespon
     wanted = "auto" if model_id in AUTO_MODEL_NAMES else model_id
     for entry in entries:
         if entry["id"] == wanted:
-            return JsonResponse(entry)
+            if wanted == "auto":
+                return JsonResponse(entry)
+            return JsonResponse({**entry, "evidence": await _evidence(request, wanted)})
     return _error(ApiError(404, f"The model '{model_id}' does not exist or you do not have access to it.",
                            code="model_not_found", param="model_id"))
 
 
+async def _evidence(request: HttpRequest, model_id: str) -> dict[str, Any]:
+    """Return the model's evidence block, over the routes the caller could be served by."""
+    key = await _optional_key(request)
+    snapshot = await snapshot_holder.get()
+    routes = [(route.route_id, route.provider)
+              for route, _ in model_servable_routes(snapshot, model_id, key.project_id if key else None)]
+    return await database_sync_to_async(model_evidence)(model_id=model_id, routes=routes)
+
+
 @require_GET
 async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse:
-    """GET /models/{id}/health: a liveness probe of the provider's API (warms nothing)."""
+    """GET /models/{id}/health: the latest scheduled probe of the providers serving the model.
+
+    Calling it makes no upstream call, except when a provider has no probe yet or its latest is stale
+    (no scheduler running): then one probe, shared by every caller of this process, refreshes it."""
     snapshot = await snapshot_holder.get()
     if model_id in AUTO_MODEL_NAMES:
         return JsonResponse({"model": model_id, "status": "ready"})
@@ -100,31 +116,46 @@ async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse
     routes = model_servable_routes(snapshot, model_id)
     if not routes:
         return JsonResponse({"model": model_id, "status": "unavailable"})
-    client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
-    results = await asyncio.gather(*(_probe(client, route.base_url, route.dialect, key) for route, key in routes[:3]))
-    status = "ready" if any(results) else "loading"
+    targets = {route.provider: ProbeTarget(route.provider, route.base_url, route.dialect, key) for route, key in routes}
+    latest = await _latest_probes(list(targets.values()))
+    status = "ready" if any(latest.get(slug) == "ready" for slug in targets) else "loading"
     return JsonResponse({"model": model_id, "status": status})
 
 
-async def _probe(client: httpx.AsyncClient, base_url: str, dialect: str, api_key: str | None) -> bool:
-    """Return True when the provider's API answers (any status below 500): a GET of its model list."""
-    headers = {}
-    if api_key:
-        headers = {"x-api-key": api_key, "anthropic-version": "2023-06-01"} if dialect == "anthropic" else {"authorization": f"Bearer {api_key}"}
-    try:
-        async with asyncio.timeout(HEALTH_PROBE_TIMEOUT_S):
-            response = await client.get(f"{base_url}/models", headers=headers)
-    except (TimeoutError, httpx.HTTPError):
-        return False
-    return response.status_code < 500
+_probe_lock: dict[int, asyncio.Lock] = {}
+
+
+async def _latest_probes(targets: list[ProbeTarget]) -> dict[str, str]:
+    """Return provider -> status of its latest probe, probing (once per process at a time) the providers
+    whose latest probe is missing or older than twice the probe interval."""
+    slugs = [t.provider for t in targets]
+    latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
+    if not _stale(targets, latest):
+        return {slug: status for slug, (status, _) in latest.items()}
+    async with _probe_lock.setdefault(id(asyncio.get_running_loop()), asyncio.Lock()):
+        latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
+        stale = _stale(targets, latest)
+        if stale:
+            client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
+            timeout = float(settings.INFERBASE_HEALTH_PROBE_TIMEOUT_SECONDS)
+            results = await asyncio.gather(*(probe(client, target, timeout) for target in stale))
+            await database_sync_to_async(provider_health_record)(list(results))
+            latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
+    return {slug: status for slug, (status, _) in latest.items()}
+
+
+def _stale(targets: list[ProbeTarget], latest: dict[str, tuple[str, datetime]]) -> list[ProbeTarget]:
+    horizon = datetime.now(UTC) - timedelta(seconds=2 * float(settings.INFERBASE_HEALTH_PROBE_SECONDS))
+    return [t for t in targets if t.provider not in latest or latest[t.provider][1] < horizon]
 
 
 class RoutingDecisionView(APIView):
-    """GET /routing-decisions/{request_id}: the persisted decision, for the same organization only."""
+    """GET /routing-decisions/{request_id}: the decision, for the same organization only; readable as soon as
+    its response has ended (from the shared cache until the log writer has written its row)."""
 
     def get(self, request: Request, request_id: str) -> Response:
         org_ids = _caller_organizations(request)
-        decision = decision_get(request_id=request_id, organization_ids=org_ids)
+        decision = decision_find(request_id=request_id, organization_ids=org_ids)
         if decision is None:
             raise ApiError(404, f"No routing decision with id '{request_id}'.", code="not_found", param="request_id")
         return Response(decision)

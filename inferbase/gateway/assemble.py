@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 MESSAGE_FIELDS = ("role", "content", "reasoning_content", "tool_calls", "refusal", "function_call")
@@ -32,6 +33,19 @@ class ChunkAssembler:
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.refusal: list[str] = []
+        # When the first token (reasoning or answer) and the first answer token arrived (perf_counter),
+        # for the route's latency evidence; stamped once each, so a chunk pays one test.
+        self.first_token_at: float | None = None
+        self.first_answer_at: float | None = None
+
+    def first_tokens_ms(self, started: float) -> dict[str, int]:
+        """Return the attempt's times to first token and to first answer token, in ms from `started`."""
+        out = {}
+        if self.first_token_at is not None:
+            out["first_token_ms"] = int((self.first_token_at - started) * 1000)
+        if self.first_answer_at is not None:
+            out["first_answer_token_ms"] = int((self.first_answer_at - started) * 1000)
+        return out
 
     def add(self, chunk: dict[str, Any]) -> tuple[bool, bool, bool]:
         """Accumulate one chunk; return whether it carries (content, a tool call or a refusal),
@@ -62,6 +76,12 @@ class ChunkAssembler:
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
                 finish = True
+        if (content or reasoning) and self.first_answer_at is None:
+            now = time.perf_counter()
+            if self.first_token_at is None:
+                self.first_token_at = now
+            if content:
+                self.first_answer_at = now
         return content, reasoning, finish
 
     def _add_tool_calls(self, calls: list[dict[str, Any]]) -> None:

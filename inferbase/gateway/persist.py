@@ -1,4 +1,4 @@
-"""What the recorder stores, composed here: logs and decisions, and the keys' last use."""
+"""What the recorder stores, composed here: logs and decisions, the keys' last use, and the routes' samples."""
 
 from __future__ import annotations
 
@@ -10,19 +10,31 @@ from django.db import transaction
 
 from billing.services import usage_rollup_add
 from inferbase.accounts.models import ApiKey
+from observability.metrics import metrics_observe
+from observability.recorder import recorder
 from observability.services import records_store
+from routing.services import route_samples_store
+
+from .decisions import shared_decisions
+from .samples import route_samples_from
 
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
+# Past this many keys, the ones not marked within the minute are forgotten (they would be written anyway),
+# so the map holds at most the keys used in the last minute. Only the log writer's thread touches it.
+LAST_WRITTEN_PRUNE_AT = 10_000
 _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records and add the logs stored now to the usage rollups, in one transaction (a replayed
-    batch counts nothing twice, a failed one nothing at all); then mark the last use of the keys not marked
-    this minute."""
+    """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in the
+    same transaction (a replayed batch counts nothing twice, a failed one nothing at all); delete the shared
+    copies of their decisions (the rows now answer), count it in the metrics, then mark the last use of the
+    keys not marked this minute."""
     with transaction.atomic():
         usage_rollup_add(records_store(records))
+    route_samples_store(route_samples_from(records))
+    shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
     last_used: dict[int, float] = {}
     for record in records:
         key_id = record["log"].get("api_key_id")
@@ -34,3 +46,8 @@ def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
             continue
         ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(at, tz=UTC))
         _last_written[key_id] = now
+    if len(_last_written) > LAST_WRITTEN_PRUNE_AT:
+        for key_id in [k for k, at in _last_written.items() if now - at >= LAST_USED_RESOLUTION_S]:
+            del _last_written[key_id]
+    # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
+    metrics_observe(records, queued=recorder().pending - len(records))

@@ -24,7 +24,7 @@ from inferbase.accounts.selectors import KeyInfo
 from inferbase.api.errors import ApiError, ErrorType
 from inferbase.api.validation import ChatRequest
 from observability.recorder import recorder
-from providers.anthropic import maps_reasoning_effort
+from observability.selectors import decision_shown
 from providers.base import CallOptions, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from providers.http import shared_client
@@ -44,14 +44,13 @@ from routing.tokens import count_prompt_tokens
 
 from .assemble import ChunkAssembler, message_clean
 from .choices import all_or_none, completion_from_chunks, completions_merge, streams_merge, upstream_calls
+from .decisions import shared_decisions
 from .shared import classifications, route_health, sessions
 from .structured import json_extract, schema_errors
 from .timeouts import Budget, budget_for
 
 logger = logging.getLogger("inferbase.gateway")
 
-# Fields the Anthropic dialect has no equivalent for: accepted, reported as not forwarded.
-ANTHROPIC_UNSUPPORTED = ("frequency_penalty", "presence_penalty", "seed", "logit_bias", "logprobs", "top_logprobs")
 TRUNCATED_HINT = (
     "The answer stopped at max_tokens while the model was thinking; thinking counts toward max_tokens. "
     "Raise max_tokens, or send extended_thinking: false for a direct answer."
@@ -231,12 +230,17 @@ def _thinks(link: ChainLink) -> bool:
     return link.thinking is not False
 
 
+def _thinking_switch(link: ChainLink) -> bool | None:
+    """Return the thinking switch sent to this link: on, off, or none (only a switchable model takes one)."""
+    return link.thinking if link.model.reasoning == "switchable" else None
+
+
 def _call_options(link: ChainLink, budget: Budget, first_token_s: float) -> CallOptions:
     return CallOptions(
         first_token_timeout=max(0.001, first_token_s),
         idle_timeout=budget.idle_s,
         deadline=time.monotonic() + budget.attempt_max_s,
-        thinking=link.thinking if link.model.reasoning == "switchable" else None,
+        thinking=_thinking_switch(link),
     )
 
 
@@ -248,17 +252,29 @@ def _target(link: ChainLink) -> UpstreamTarget:
         base_url=route.base_url,
         upstream_model=route.upstream_model,
         api_key=link.api_key,
+        thinking_switch=route.thinking_switch,
     )
 
 
+def _declined(chat: ChatRequest, link: ChainLink) -> frozenset[str]:
+    """Return the fields the link's model cannot take, whatever its provider: reasoning_effort on a model that
+    never reasons (OpenAI and Groq refuse the request with it)."""
+    if link.model.reasoning == "none" and "reasoning_effort" in chat.forward:
+        return frozenset({"reasoning_effort"})
+    return frozenset()
+
+
+def _link_body(chat: ChatRequest, link: ChainLink, body: dict[str, Any]) -> dict[str, Any]:
+    """Return the body for this link: the request's, without what the link's model declines."""
+    declined = _declined(chat, link)
+    return {k: v for k, v in body.items() if k not in declined} if declined else body
+
+
 def _dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
-    dropped = set(chat.dropped_params)
-    if link.route.dialect == "anthropic":
-        dropped.update(k for k in ANTHROPIC_UNSUPPORTED if k in chat.forward)
-        # reasoning_effort sets Claude's thinking budget when thinking is on; otherwise nothing takes it.
-        if "reasoning_effort" in chat.forward and not maps_reasoning_effort(chat.forward, link.thinking):
-            dropped.add("reasoning_effort")
-    return tuple(sorted(dropped))
+    """Return what the request reports as not forwarded on the link that served it."""
+    adapter = adapter_for(link.route.dialect)
+    skipped = adapter.not_forwarded(chat.forward, _target(link), _thinking_switch(link))
+    return tuple(sorted({*chat.dropped_params, *_declined(chat, link), *skipped}))
 
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
@@ -367,9 +383,10 @@ async def complete(ex: Exchange) -> dict[str, Any]:
         budget, options = planned
         adapter = adapter_for(link.route.dialect)
         calls = upstream_calls(chat.n, link)
+        link_body = _link_body(chat, link, body)
         started = time.perf_counter()
         try:
-            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), body, options, budget)
+            result = await _complete_attempt(chat.n, calls, adapter, client, _target(link), link_body, options, budget)
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
                                                calls=calls))
@@ -387,8 +404,8 @@ async def complete(ex: Exchange) -> dict[str, Any]:
             last_result = (link, result, messages, record)
             continue
         if chat.response_format_type and decision.policy.structured_output_extraction:
-            result, messages = await _structured_repairs(ex, link, adapter, client, body, options, result, messages,
-                                                         started)
+            result, messages = await _structured_repairs(ex, link, adapter, client, link_body, options, result,
+                                                         messages, started)
         ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
         return _completion_response(ex, link, result, messages)
     if last_result is not None:
@@ -636,13 +653,15 @@ async def stream(ex: Exchange, emit: Emit) -> None:
         await _stream_chain(ex, client, body, out)
 
 
-def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
-    """Raise `error` while nothing has been sent; after that, end the stream with an error event."""
+async def _stream_fail(ex: Exchange, out: _StreamOut, error: ApiError) -> None:
+    """Raise `error` while nothing has been sent; after that, end the stream with an error event (the
+    decision shared first, so it is readable once the client has [DONE])."""
     if not out.started:
         raise error
     ex.status_code = 200
     ex.error_code = error.code
     out.emit(sse({"object": "error", "error": error.envelope()["error"]}))
+    await decision_share(ex)
     out.emit(SSE_DONE)
 
 
@@ -659,7 +678,8 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         calls = upstream_calls(ex.chat.n, link)
         started = time.perf_counter()
         try:
-            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), body, options)
+            source = _stream_source(ex.chat.n, calls, adapter, client, _target(link), _link_body(ex.chat, link, body),
+                                    options)
             served = await _stream_attempt(ex, link, source, emit, hold_reasoning, budget)
         except _Committed as committed:
             err = committed.error
@@ -672,13 +692,14 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
             emit(sse({"object": "error", "error": {
                 "message": f"The upstream failed after the answer had started ({outcome}); the answer is incomplete.",
                 "type": str(ErrorType.UPSTREAM), "code": ex.disposition, "param": None}}))
+            await decision_share(ex)
             emit(SSE_DONE)
             return
         except UpstreamError as exc:
             ex.attempts.append(_attempt_record(link, exc.outcome, started, status=exc.status, error=exc.message,
                                                calls=calls))
             if not exc.retryable:
-                _stream_fail(ex, out, _rejected(ex, exc))
+                await _stream_fail(ex, out, _rejected(ex, exc))
                 return
             continue
         except TimeoutError:
@@ -687,11 +708,12 @@ async def _stream_chain(ex: Exchange, client: Any, body: dict[str, Any], out: _S
         if served is None:
             ex.attempts.append(_attempt_record(link, "no_content_before_limit", started, calls=calls))
             continue
-        ex.attempts.append(_attempt_record(link, "served", started, calls=calls))
+        # The first-token times go to the route's latency evidence (read by the log writer, off this path).
+        ex.attempts.append(_attempt_record(link, "served", started, calls=calls) | served.first_tokens_ms(started))
         await _stream_finish(ex, link, served)
         await _emit_usage(ex, link, served, emit)
         return
-    _stream_fail(ex, out, _all_failed(ex))
+    await _stream_fail(ex, out, _all_failed(ex))
 
 
 def _stream_source(n: int, calls: int, adapter: Any, client: Any, target: UpstreamTarget, body: dict[str, Any],
@@ -785,6 +807,7 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
         event["truncated"] = "max_tokens"
         event["truncated_hint"] = TRUNCATED_HINT
     emit(sse(event))
+    await decision_share(ex)
     emit(SSE_DONE)
 
 
@@ -795,7 +818,6 @@ def record(ex: Exchange) -> None:
     ex.recorded = True
     key = ex.key
     served = ex.served
-    decision = ex.decision
     usage = ex.usage or {}
     details = usage.get("completion_tokens_details") or {}
     log = {
@@ -822,11 +844,17 @@ def record(ex: Exchange) -> None:
         "dropped_params": list(ex.dropped_params),
         "client_disconnected": ex.client_disconnected,
     }
-    entry: dict[str, Any] = {"log": log, "decision": None}
+    recorder().record({"log": log, "decision": decision_entry(ex)})
+
+
+def decision_entry(ex: Exchange) -> dict[str, Any] | None:
+    """The request's decision as the log writer stores it (None when nothing was routed)."""
+    key = ex.key
+    decision = ex.decision
     if decision is not None and ex.routing is not None:
         routing = {k: v for k, v in ex.routing.items() if k != "object"}
         chain_ids = [link.route.route_id for link in decision.chain]
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -847,7 +875,7 @@ def record(ex: Exchange) -> None:
     elif ex.unrouted_trail is not None and ex.unrouted_trail[0]:
         trail, text = ex.unrouted_trail
         classification = ex.unrouted_classification
-        entry["decision"] = {
+        return {
             "request_id": ex.request_id,
             "organization_id": key.organization_id if key else None,
             "created_at": ex.created,
@@ -865,4 +893,12 @@ def record(ex: Exchange) -> None:
             "routing": {},
             "attempts": [],
         }
-    recorder().record(entry)
+    return None
+
+
+async def decision_share(ex: Exchange) -> None:
+    """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
+    row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
+    entry = decision_entry(ex)
+    if entry is not None:
+        await shared_decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))

@@ -13,7 +13,7 @@ import orjson
 from ..base import CallOptions, ThinkingTraits, UpstreamTarget
 from ..errors import UpstreamMalformed
 from ..transport import drain, endpoint, open_stream, post, remaining, timed_events
-from .request import ANTHROPIC_VERSION, MIN_THINKING_MAX_TOKENS, to_anthropic_request
+from .request import ANTHROPIC_VERSION, MIN_THINKING_MAX_TOKENS, not_forwarded, to_anthropic_request
 from .response import carries_token, from_anthropic_response, translate_stream
 
 
@@ -34,7 +34,11 @@ class AnthropicAdapter:
 
     dialect = "anthropic"
     # Claude thinks only when the request enables it, and only with room for the minimum budget.
-    thinking = ThinkingTraits(on_by_default=False, min_max_tokens=MIN_THINKING_MAX_TOKENS)
+    thinking = ThinkingTraits(on_by_default=False, min_max_tokens=MIN_THINKING_MAX_TOKENS, native_switch=True)
+
+    def not_forwarded(self, body: dict[str, Any], target: UpstreamTarget, thinking: bool | None) -> frozenset[str]:
+        """Return the OpenAI fields the Messages request will not carry (see request.not_forwarded)."""
+        return not_forwarded(body, thinking)
 
     def _payload(
         self, target: UpstreamTarget, body: dict[str, Any], options: CallOptions, stream: bool

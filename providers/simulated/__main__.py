@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
     parser.add_argument("--time-scale", type=float, default=1.0, help="multiply every delay (0 = instant)")
+    parser.add_argument("--record-requests", type=int, default=0, metavar="N",
+                        help="keep the last N request bodies, served at GET /debug/requests (for tests)")
     parser.add_argument(
         "--catalog", type=Path, default=None, help=f"catalog JSON (default {DEFAULT_CATALOG})"
     )
@@ -35,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         # Without a catalog every model gets the default profile; the upstream still answers.
         print(f"simulated upstream: no catalog at {catalog} ({exc}); using default profiles", file=sys.stderr)
         profiles = {}
-    app = build_app(profiles=profiles, time_scale=args.time_scale)
+    app = build_app(profiles=profiles, time_scale=args.time_scale, record_requests=args.record_requests)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
 
 

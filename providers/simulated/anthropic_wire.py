@@ -57,6 +57,15 @@ def _signature(seed: int) -> str:
     return base64.b64encode(b"simulated-signature-" + seed.to_bytes(8, "big")).decode()
 
 
+def _check_sampling(body: Mapping[str, Any]) -> None:
+    """Refuse what the current Claude models refuse: a temperature above 1, or temperature and top_p together."""
+    temperature = body.get("temperature")
+    if temperature is not None and not 0 <= temperature <= 1:
+        raise WireError(400, "temperature: Input should be less than or equal to 1")
+    if temperature is not None and body.get("top_p") is not None:
+        raise WireError(400, "`temperature` and `top_p` cannot both be specified for this model. Please use only one.")
+
+
 class AnthropicWire:
     """Parse Anthropic Messages requests and render plans as `message` bodies or SSE events."""
 
@@ -97,6 +106,11 @@ class AnthropicWire:
                 raise WireError(400, "`max_tokens` must be greater than `thinking.budget_tokens`")
             if body.get("temperature") not in (None, 1, 1.0):
                 raise WireError(400, "`temperature` may only be set to 1 when thinking is enabled")
+            if body.get("top_p") is not None and body["top_p"] < 0.95:
+                raise WireError(400, "`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled")
+            if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+                raise WireError(400, "Thinking may not be enabled when tool_choice forces tool use.")
+        _check_sampling(body)
         system = _system_text(body.get("system"))
         tools = tuple(
             (t["name"], t.get("input_schema") or {})

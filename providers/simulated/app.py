@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any, Protocol
+from urllib.parse import parse_qs
 
 import orjson
 
@@ -88,7 +90,7 @@ class _ClientWatch:
 class SimulatedUpstream:
     """ASGI app speaking the OpenAI and Anthropic wires with per-model behaviour; see `build_app`."""
 
-    def __init__(self, profiles: Mapping[str, SimProfile], time_scale: float) -> None:
+    def __init__(self, profiles: Mapping[str, SimProfile], time_scale: float, record_requests: int = 0) -> None:
         self.profiles = dict(profiles)
         self.time_scale = max(float(time_scale), 0.0)
         self._openai = OpenAIWire()
@@ -96,6 +98,15 @@ class SimulatedUpstream:
         self._ids = itertools.count(1)
         self._requests = 0
         self._by_tag: dict[str, dict[str, int]] = {}
+        # Off unless asked for (tests): the last `record_requests` bodies received, for GET /debug/requests.
+        self._received: deque[dict[str, Any]] | None = deque(maxlen=record_requests) if record_requests > 0 else None
+
+    # -- request log ----------------------------------------------------------------------------
+    def received(self, tag: str | None = None) -> list[dict[str, Any]]:
+        """Return the recorded requests, oldest first (`{"wire", "tag", "body"}`), those with `tag` when given."""
+        if self._received is None:
+            return []
+        return [r for r in self._received if tag is None or r["tag"] == tag]
 
     # -- stats ----------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -140,6 +151,9 @@ class SimulatedUpstream:
         elif method == "POST" and path == "/stats/reset":
             self.reset_stats()
             await _send_bytes(send, 200, orjson.dumps(self.stats()))
+        elif method == "GET" and path == "/debug/requests" and self._received is not None:
+            tag = _query_value(scope.get("query_string", b""), b"tag")
+            await _send_bytes(send, 200, orjson.dumps({"data": self.received(tag)}))
         else:
             await _send_bytes(send, 404, orjson.dumps({"error": {"message": f"no route {method} {path}"}}))
 
@@ -172,6 +186,8 @@ class SimulatedUpstream:
             )
             return
         directives = parse_directives(req.last_user_text, req.model)
+        if self._received is not None:
+            self._received.append({"wire": wire.name, "tag": directives.tag, "body": body})
         self._requests += 1
         self._count(directives.tag, "started")
         watch = _ClientWatch(receive)
@@ -256,6 +272,12 @@ class SimulatedUpstream:
         return "completed"
 
 
+def _query_value(query: bytes, name: bytes) -> str | None:
+    """Return the first value of `name` in a query string, decoded; None when absent."""
+    values = parse_qs(query.decode("latin-1")).get(name.decode())
+    return values[0] if values else None
+
+
 async def _read_body(receive: Receive) -> bytes | None:
     chunks = []
     while True:
@@ -289,7 +311,10 @@ async def _send_bytes(
 
 
 def build_app(
-    *, profiles: Mapping[str, SimProfile] | None = None, time_scale: float = 1.0
+    *, profiles: Mapping[str, SimProfile] | None = None, time_scale: float = 1.0, record_requests: int = 0
 ) -> SimulatedUpstream:
-    """Return the simulated upstream ASGI app; delays are multiplied by `time_scale` (0 = instant)."""
-    return SimulatedUpstream(profiles or {}, time_scale)
+    """Return the simulated upstream ASGI app; delays are multiplied by `time_scale` (0 = instant).
+
+    With `record_requests` above 0 it keeps the last that many request bodies it received, served at
+    GET /debug/requests (`?tag=` for those whose last user turn carries `[sim:tag=...]`); off by default."""
+    return SimulatedUpstream(profiles or {}, time_scale, record_requests)

@@ -67,9 +67,11 @@ class OpenAIWire:
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128:
             raise WireError(400, "n must be an integer between 1 and 128")
         kwargs = body.get("chat_template_kwargs") or {}
+        reasoning = body.get("reasoning") or {}
         thinking = not (
             body.get("reasoning_effort") == "none"
             or (isinstance(kwargs, dict) and kwargs.get("enable_thinking") is False)
+            or (isinstance(reasoning, dict) and reasoning.get("enabled") is False)
             or body.get("thinking") == {"type": "disabled"}
         )
         fmt = body.get("response_format") or {}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from routing.classifier.core import Classifier
 from routing.classifier.linear import WEIGHTS_PATH
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 HELDOUT_PATH = Path(__file__).with_name("data") / "heldout.jsonl"
 

@@ -18,7 +18,7 @@ from routing.classifier.core import decide
 from routing.classifier.features import N_BUCKETS, features_of, window_of
 from routing.classifier.heuristic import Guess, guess_task
 from routing.classifier.linear import WEIGHTS_PATH, LinearModel, Scores, model_save
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 TRAIN_PATH = Path(__file__).with_name("data") / "train.jsonl"
 LEARNED_TASKS = tuple(task for task in TASKS if task != "tool_use")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from providers.base import NO_THINKING_SWITCH
 from providers.registry import thinking_traits
 
 from ..decision import ChainLink, Classification, Decision, RoutingError, RoutingRequest
@@ -77,18 +78,21 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         raise trail.failure(f"No model in the pool {_EMPTIED[emptied](request, narrowed)}.", status=503,
                             code="no_eligible_model")
     task, floor = classification.task, narrowed.floor
-    candidates = run_preset(candidates, trail, snapshot, task, floor)
+    candidates = run_preset(candidates, trail, snapshot, task, floor, admit_unmeasured=policy.admit_unmeasured)
     if not candidates:
         raise trail.failure(f"No model in the pool meets the {floor} quality floor for this task.", status=503,
                             code="no_eligible_model")
 
-    thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking] = {}
+    thinking_memo: dict[tuple[str, bool, bool | None, bool, bool | None], Thinking] = {}
     order = ranked([_contender(c, request, classification, narrowed, thinking_memo) for c in candidates],
                    narrowed.objective)
     sticky = next((c for c in order if c.model.id == request.session_model), None)
-    pick = sticky or order[0]
+    explored = None if sticky is not None else exploration_pick(order, policy, request, snapshot.explore_share)
+    pick = sticky or explored or order[0]
     others = [c for c in order if c is not pick]
     margin, basis = decisiveness(pick, others, narrowed.objective)
+    if explored is not None:
+        margin, basis = None, "unmeasured"
     final_order = [pick, *others]
 
     length = narrowed.chain_length
@@ -100,6 +104,10 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
 
     if sticky is not None:
         sentence = f"Stayed on {pick.model.id}, the model that began the conversation, among {models_in(len(order))}"
+    elif explored is not None:
+        sentence = (f"Exploration: {pick.model.id} has no latency samples yet, so this request, one of the "
+                    f"{snapshot.explore_share:.0%} of eligible traffic the policy sends to unmeasured models, went "
+                    f"to it; the ranked pick was {order[0].model.id}")
     else:
         sentence = win_sentence(pick, others, narrowed.objective, basis, task, len(pool.models))
     rules = policy_rules(policy, narrowed, auto=True)
@@ -115,7 +123,24 @@ def _decide_auto(request: RoutingRequest, classification: Classification, policy
         substituted_from=pool.substituted.get(pick.model.id),
         dropped_pool_ids=pool.dropped,
     )
+    if explored is not None:
+        routing["exploration"] = True
     return _decision(chain, policy, routing, trail, len(order), pick, narrowed)
+
+
+def exploration_pick(order: list[Contender], policy: PolicySnap, request: RoutingRequest,
+                     share: float) -> Contender | None:
+    """Return the unmeasured contender this request explores, or None.
+
+    Under a policy with explore_unmeasured, a request whose ticket falls in the share goes to one of the
+    eligible models that traffic has not measured (no route with latency samples), chosen by the ticket,
+    so that it gains evidence. Never mid tool loop, and never when all or none are unmeasured."""
+    if not policy.explore_unmeasured or request.tool_loop or request.ticket >= share:
+        return None
+    unmeasured = [c for c in order if not any(option.route.measured_latency for option in c.options)]
+    if not unmeasured or len(unmeasured) == len(order):
+        return None
+    return unmeasured[min(len(unmeasured) - 1, int(request.ticket / share * len(unmeasured)))]
 
 
 def _decide_pinned(request: RoutingRequest, classification: Classification, policy: PolicySnap,
@@ -183,20 +208,20 @@ def _in_effective_pool(model: ModelSnap, policy: PolicySnap, request: RoutingReq
     return not asked or model.id in asked or model.base_id in asked
 
 
-def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification,
-               narrowed: Narrowed, thinking_memo: dict[tuple[str, bool, bool | None, bool], Thinking]) -> Contender:
+def _contender(candidate: Candidate, request: RoutingRequest, classification: Classification, narrowed: Narrowed,
+               thinking_memo: dict[tuple[str, bool, bool | None, bool, bool | None], Thinking]) -> Contender:
     model = candidate.model
     no_room = leaves_no_room_to_think(model, request.max_tokens)
-    default_on, can_think = None, True
+    default_on, can_think, can_switch = None, True, True
     if model.reasoning == "switchable":
-        default_on, floor = _served_thinking(candidate.routes)
+        default_on, floor, can_switch = _served_thinking(candidate.routes)
         can_think = request.max_tokens is None or request.max_tokens >= floor
     # The thinking outcome depends on the model only through these facts; memoised per decision.
-    memo_key = (model.reasoning, no_room, default_on, can_think)
+    memo_key = (model.reasoning, no_room, default_on, can_think, can_switch)
     thinking = thinking_memo.get(memo_key)
     if thinking is None:
         wish = thinking_wish(model, request, classification, narrowed.objective)
-        thinking = thinking_for(model, wish, default_on, can_think=can_think)
+        thinking = thinking_for(model, wish, default_on, can_think=can_think, can_switch=can_switch)
         thinking_memo[memo_key] = thinking
     reasoning = reasoning_tokens(model, thinking.thinks)
     answer = answer_tokens(request.max_tokens)
@@ -214,16 +239,29 @@ def _contender(candidate: Candidate, request: RoutingRequest, classification: Cl
                      model.reasoning == "always_on" and no_room)
 
 
-def _served_thinking(routes: list[tuple[RouteSnap, Credential]]) -> tuple[bool | None, int]:
+def _served_thinking(routes: list[tuple[RouteSnap, Credential]]) -> tuple[bool | None, int, bool | None]:
     """Return how a switchable model's routes serve its thinking: whether it thinks when sent no switch
-    (None when they disagree), and the smallest max_tokens with which every one of them can think."""
+    (None when they disagree), the smallest max_tokens with which every one of them can think, and whether
+    they can switch it at all (None when some can and some cannot)."""
     dialect = routes[0][0].dialect
     if all(route.dialect == dialect for route, _ in routes):  # the usual case: one dialect
         traits = thinking_traits(dialect)
-        return traits.on_by_default, traits.min_max_tokens
+        if traits.native_switch:
+            return traits.on_by_default, traits.min_max_tokens, True
+        return traits.on_by_default, traits.min_max_tokens, _agreed({_can_switch(route) for route, _ in routes})
     every = {thinking_traits(route.dialect) for route, _ in routes}
-    defaults = {t.on_by_default for t in every}
-    return (defaults.pop() if len(defaults) == 1 else None), max(t.min_max_tokens for t in every)
+    return (_agreed({t.on_by_default for t in every}), max(t.min_max_tokens for t in every),
+            _agreed({_can_switch(route) for route, _ in routes}))
+
+
+def _agreed(values: set[bool]) -> bool | None:
+    return next(iter(values)) if len(values) == 1 else None
+
+
+def _can_switch(route: RouteSnap) -> bool:
+    """Return True when the route can switch a model's thinking: its dialect has a switch of its own, or the
+    route declares one (a route that declares none is sent none, and its model runs its default)."""
+    return thinking_traits(route.dialect).native_switch or route.thinking_switch != NO_THINKING_SWITCH
 
 
 def _first(pair: tuple[Any, Option]) -> Any:
@@ -231,8 +269,10 @@ def _first(pair: tuple[Any, Option]) -> Any:
 
 
 def _link(contender: Contender, option: Option) -> ChainLink:
+    # A route that cannot switch thinking is sent no switch: the model runs its default there.
+    thinking = contender.thinking.send if _can_switch(option.route) else None
     return ChainLink(route=option.route, model=contender.model, api_key=option.credential[0],
-                     own_key=option.credential[1], thinking=contender.thinking.send)
+                     own_key=option.credential[1], thinking=thinking)
 
 
 def _add_chain_step(trail: Trail, contenders: int, chain: tuple[ChainLink, ...]) -> None:
@@ -261,7 +301,8 @@ def _routing_object(request: RoutingRequest, classification: Classification, nar
         "decisiveness_basis": basis,
         "forced_single": basis == "no_contest",
         "model": model.id,
-        "measured": pick.score is not None and not pick.proxied,
+        # Measured only on a score with a published source: an unverified one ranks, but is not evidence.
+        "measured": pick.score is not None and not pick.proxied and classification.task not in model.unverified,
         "proxied": pick.proxied,
         "optimize_mode": narrowed.objective,
         "base_id": model.base_id,

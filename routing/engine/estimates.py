@@ -54,20 +54,28 @@ def thinking_wish(model: ModelSnap, request: RoutingRequest, classification: Cla
     return ThinkingWish(None, False, None)
 
 
-def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None, *, can_think: bool = True) -> Thinking:
+def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None, *, can_think: bool = True,
+                 can_switch: bool | None = True) -> Thinking:
     """Return how the model runs under the wish; never send a switch to a model without one.
 
     `default_on` says whether a switchable model thinks when it is sent no switch, as its routes serve
     it (None when they disagree); `can_think` is False when max_tokens is below the smallest its routes
     can think with (Anthropic's minimum budget plus room for the answer): thinking is then off, since
-    max_tokens is never raised. The mode is None (not known) for a model whose reasoning is unmeasured."""
-    if model.reasoning == "unknown":
+    max_tokens is never raised. `can_switch` is False when none of its routes can switch it (they declare
+    no switch): it then runs its default whatever is asked, like a model that always or never reasons;
+    None when some can and some cannot, so that a switch away from the default may or may not be obeyed.
+    The mode is None (not known) for a model whose reasoning is unmeasured, or whose outcome depends on
+    which route serves it."""
+    reasoning = model.reasoning
+    if reasoning == "switchable" and can_switch is False and default_on is not None:
+        reasoning = "always_on" if default_on else "none"
+    if reasoning == "unknown":
         return Thinking(None, None, None, False)
-    if model.reasoning == "none":
+    if reasoning == "none":
         if wish.by_client:
             return Thinking("off", "route_cannot_think" if wish.value else None, None, False)
         return Thinking("off", wish.reason if wish.value is False else None, None, False)
-    if model.reasoning == "always_on":
+    if reasoning == "always_on":
         if wish.value is False:
             return Thinking("on", "model_ignores_off", None, True)
         return Thinking("on", None if wish.by_client else wish.reason, None, True)
@@ -78,6 +86,8 @@ def thinking_for(model: ModelSnap, wish: ThinkingWish, default_on: bool | None, 
         if default_on is None:
             return Thinking(None, None, None, True)
         return Thinking("on" if default_on else "off", reason, None, default_on)
+    if can_switch is not True and wish.value != default_on:  # obeyed only where the route can switch
+        return Thinking(None, None, wish.value, True)
     return Thinking("on" if wish.value else "off", reason, wish.value, wish.value)
 
 
@@ -110,14 +120,30 @@ def wait_basis(stream: bool, thinks: bool) -> str:
 
 
 def expected_wait_ms(route: RouteSnap, basis: str, reasoning: int, answer: int) -> float | None:
-    """Return the expected wait on this route for the basis, or None when the route has no latency sample."""
+    """Return the expected wait on this route for the basis, or None when the route has no latency figure.
+
+    Measured from traffic, the basis's own p50 is the wait; where traffic has not measured that basis
+    (or only the catalog's prior is known), it is modelled: first token, plus the tokens before the
+    awaited one at the route's decode speed."""
     latency = route.latency
     if latency is None:
+        return None
+    measured = _MEASURED.get(basis)
+    if measured is not None:
+        value = getattr(latency, measured)
+        if value is not None:
+            return float(value)
+    if latency.ttft_ms_p50 is None:
         return None
     if basis == "first_token":
         return float(latency.ttft_ms_p50)
     tps = latency.tokens_per_second
-    if tps <= 0:
+    if not tps or tps <= 0:
         return None
     tokens = reasoning if basis == "first_answer_token" else reasoning + answer
     return latency.ttft_ms_p50 + tokens / tps * 1000.0
+
+
+# The traffic figure that is the wait itself, for each basis (None on the catalog's prior).
+_MEASURED = {"first_token": "ttft_ms_p50", "first_answer_token": "first_answer_token_ms_p50",
+             "end_to_end": "end_to_end_ms_p50"}

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from ..decision import RoutingError, RoutingRequest
-from ..snapshot import ModelSnap, PolicySnap, RouteSnap, Snapshot
+from ..snapshot import ModelSnap, PolicySnap, RouteCooldownSnap, RouteSnap, Snapshot
 from .estimates import ANSWER_RESERVE, worst_case_cost_micros
 from .narrowing import FLOOR_THRESHOLDS, Narrowed
 
@@ -18,6 +18,7 @@ NOT_SERVABLE_REASONS = {
     "credential": "a provider credential",
     "provider": "a provider the policy allows",
     "region": "a provider in the allowed data regions",
+    "health": "a provider whose API answered its latest health probe",
 }
 RESTING_SHOWN = 3  # resting routes named in a sentence; the trail record lists them all
 
@@ -63,16 +64,24 @@ class Trail:
 
 @dataclass(slots=True)
 class Refusals:
-    """Why routes were not servable: the static reasons (NOT_SERVABLE_REASONS keys), and the routes
-    resting after repeated failures with the wall-clock time each rests until."""
+    """Why routes were not servable: the static reasons (NOT_SERVABLE_REASONS keys), the routes resting
+    after repeated failures (this process's circuit breaker), and the routes cooling down fleet-wide
+    after failing too often (the evidence task), each with the wall-clock time it rests until."""
 
     reasons: set[str] = field(default_factory=set)
     resting: dict[str, float] = field(default_factory=dict)
+    cooling: dict[str, RouteCooldownSnap] = field(default_factory=dict)
 
     def add(self, other: Refusals) -> None:
         """Merge another model's refusals into these."""
         self.reasons |= other.reasons
         self.resting.update(other.resting)
+        self.cooling.update(other.cooling)
+
+    def clear(self) -> None:
+        self.reasons.clear()
+        self.resting.clear()
+        self.cooling.clear()
 
     def clause(self, subject: str, *, singular: bool) -> str:
         """Return e.g. 'the others lack a provider credential, or have routes resting after repeated
@@ -84,7 +93,28 @@ class Refusals:
         if self.resting:
             verb = "has" if singular else "have"
             parts.append(f"{verb} routes resting after repeated failures ({resting_list(self.resting)})")
+        if self.cooling:
+            verb = "has" if singular else "have"
+            parts.append(f"{verb} routes cooling down after failing across the fleet ({cooling_list(self.cooling)})")
         return f"{subject} " + ", or ".join(parts) if parts else ""
+
+
+def cooling_list(cooling: dict[str, RouteCooldownSnap]) -> str:
+    """Return 'groq/a until 2026-10-12T14:03:07Z: 75% of its last 12 attempts failed, ...' for the first few."""
+    routes = sorted(cooling)
+    shown = "; ".join(f"{route} until {utc_text(cooling[route].until)}: {cooling[route].reason}"
+                      for route in routes[:RESTING_SHOWN])
+    more = len(routes) - RESTING_SHOWN
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def probe_admits(cooldown: RouteCooldownSnap, request: RoutingRequest, probe_share: float) -> bool:
+    """Return True when this request may try a cooling route: its cooldown is over, or half of it has
+    passed and the request is among the share of traffic that probes it."""
+    if request.now >= cooldown.until:
+        return True
+    halfway = cooldown.since + (cooldown.until - cooldown.since) / 2
+    return request.now >= halfway and request.ticket < probe_share
 
 
 def resting_list(resting: dict[str, float]) -> str:
@@ -140,6 +170,8 @@ def _static_refusal(route: RouteSnap, snapshot: Snapshot, project_id: int | None
     credential = snapshot.credential_for(route, project_id)
     if credential is None:
         return None, "credential"
+    if route.provider_down:
+        return None, "health"
     return credential, None
 
 
@@ -151,7 +183,8 @@ def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingReques
     """Return the model's servable routes with their credentials, noting why others are not in refusals.
 
     Provider, region and credential depend only on the snapshot, the project and the narrowing, so
-    they are worked out once per snapshot for each such combination; route health is per request."""
+    they are worked out once per snapshot for each such combination; route health (this process's
+    breaker, the fleet's cooldowns with their probes) is per request."""
     key = ("servable", model.id, request.project_id, narrowed.allowed_providers, narrowed.data_regions)
     known = snapshot.memo.get(key)
     if known is None:
@@ -164,20 +197,26 @@ def servable_routes(model: ModelSnap, snapshot: Snapshot, request: RoutingReques
                 refused.add(reason)
         if len(snapshot.memo) >= SERVABLE_MEMO_LIMIT:
             snapshot.memo.clear()
-        known = snapshot.memo[key] = (tuple(servable), frozenset(refused))
-    routes, refused = known
+        cooling = any(route.cooldown is not None for route, _ in servable)
+        known = snapshot.memo[key] = (tuple(servable), frozenset(refused), cooling)
+    routes, refused, cooling = known
     if refusals is not None and refused:
         refusals.reasons.update(refused)
     resting = request.resting_routes
-    if not resting:
+    if not resting and not cooling:
         return list(routes)
     kept = []
     for pair in routes:
-        until = resting.get(pair[0].route_id)
-        if until is None:
+        route = pair[0]
+        until = resting.get(route.route_id)
+        if until is not None:
+            if refusals is not None:
+                refusals.resting[route.route_id] = until
+        elif route.cooldown is not None and not probe_admits(route.cooldown, request, snapshot.probe_share):
+            if refusals is not None:
+                refusals.cooling[route.route_id] = route.cooldown
+        else:
             kept.append(pair)
-        elif refusals is not None:
-            refusals.resting[pair[0].route_id] = until
     return kept
 
 
@@ -282,9 +321,8 @@ def run_servable(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, 
         else:
             trail.removed_by[candidate.model.id] = "servable"
             removed.add(refusals)
-        if refusals.reasons or refusals.resting:
-            refusals.reasons.clear()
-            refusals.resting.clear()
+        if refusals.reasons or refusals.resting or refusals.cooling:
+            refusals.clear()
     text = of_phrase(len(kept), len(candidates), "has", "have") + " a servable route"
     if kept:
         clause = removed.clause("the others", singular=False)
@@ -292,7 +330,11 @@ def run_servable(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, 
         clause = removed.clause("it" if len(candidates) == 1 else "they", singular=len(candidates) == 1)
     if clause:
         text += "; " + clause
-    extra = {"resting_until": {r: utc_text(t) for r, t in sorted(removed.resting.items())}} if removed.resting else {}
+    extra: dict[str, Any] = {}
+    if removed.resting:
+        extra["resting_until"] = {r: utc_text(t) for r, t in sorted(removed.resting.items())}
+    if removed.cooling:
+        extra["cooldown_until"] = {r: utc_text(c.until) for r, c in sorted(removed.cooling.items())}
     trail.add("servable", len(candidates), len(kept), text + ".", **extra)
     return kept, removed
 
@@ -352,12 +394,25 @@ def run_fit_steps(candidates: list[Candidate], trail: Trail, request: RoutingReq
 
 
 def run_preset(candidates: list[Candidate], trail: Trail, snapshot: Snapshot, task: str | None,
-               floor: str) -> list[Candidate]:
-    """Score each candidate for the task and keep those that clear the quality floor."""
+               floor: str, *, admit_unmeasured: bool = False) -> list[Candidate]:
+    """Score each candidate for the task and keep those that clear the quality floor; under a policy that
+    admits unmeasured models, a model without any benchmark score passes (its floor is none)."""
     for candidate in candidates:
         candidate.score, candidate.proxied = task_score(candidate.model, snapshot, task)
-    return run_model_filter(candidates, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
-                            f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
+    if not admit_unmeasured:
+        return run_model_filter(candidates, trail, "preset_eligibility", lambda c: meets_floor(c.score, floor),
+                                f"the {floor} quality floor for this task", "meets", "meet", preset=floor)
+    admitted = [c.model.id for c in candidates if c.score is None and not meets_floor(None, floor)]
+    kept = run_model_filter(candidates, trail, "preset_eligibility",
+                            lambda c: c.score is None or meets_floor(c.score, floor),
+                            f"the {floor} quality floor for this task", "meets", "meet", preset=floor,
+                            **({"admitted_unmeasured": admitted} if admitted else {}))
+    if admitted:
+        names = ", ".join(admitted[:RESTING_SHOWN]) + (f" and {len(admitted) - RESTING_SHOWN} more"
+                                                         if len(admitted) > RESTING_SHOWN else "")
+        trail.texts[-1] = (trail.texts[-1][:-1] + f", counting {names}, without benchmark scores, "
+                           "which the policy admits with no quality floor.")
+    return kept
 
 
 def _model_id(model: ModelSnap) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from inferbase.accounts.crypto import secret_decrypt
 from inferbase.accounts.models import ApiKey, Organization, Project, ProviderKey
@@ -17,7 +17,7 @@ from inferbase.accounts.services import api_key_create, provider_key_set
 from inferbase.gateway.state import _snapshot_load
 from providers.models import Provider
 from routing.catalog import model_list
-from routing.models import RoutingPolicy
+from routing.models import Route, RoutingPolicy
 from routing.services import catalog_load, provider_add
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +114,26 @@ def test_bootstrap_is_idempotent_and_reuses_the_demo_key(tmp_path: Path) -> None
     call_command("bootstrap", "--key-file", str(key_file), stdout=StringIO())
     assert key_file.read_text() == first
     assert ApiKey.objects.count() == 1
+
+
+def test_add_provider_declares_no_thinking_switch_unless_told() -> None:
+    models = ["--base-url", "http://10.0.0.1:8000/v1", "--reasoning", "switchable"]
+    call_command("add_provider", "--name", "plain-vllm", "--model", "plain-qwen=Qwen/Qwen3-8B", *models, stdout=StringIO())
+    call_command("add_provider", "--name", "qwen-vllm", "--model", "qwen-8b=Qwen/Qwen3-8B", *models,
+                 "--thinking-switch", "chat_template_kwargs", stdout=StringIO())
+    switches = dict(Route.objects.values_list("provider__slug", "thinking_switch"))
+    assert switches == {"plain-vllm": "none", "qwen-vllm": "chat_template_kwargs"}
+    # Added again without the flag, the route keeps what was declared.
+    call_command("add_provider", "--name", "qwen-vllm", "--model", "qwen-8b=Qwen/Qwen3-8B", *models, stdout=StringIO())
+    assert Route.objects.get(provider__slug="qwen-vllm").thinking_switch == "chat_template_kwargs"
+    with pytest.raises(CommandError, match="--reasoning switchable"):
+        call_command("add_provider", "--name", "x", "--base-url", "http://x/v1", "--model", "m",
+                     "--thinking-switch", "reasoning_effort", stdout=StringIO())
+
+
+def test_catalog_routes_declare_their_thinking_switch_and_the_simulated_one_copies_the_cheapest() -> None:
+    _catalog()
+    switches = dict(Route.objects.filter(model__catalog_id="qwen3-32b").values_list("provider__slug", "thinking_switch"))
+    assert switches == {"groq": "reasoning_effort", "cerebras": "none", "deepinfra": "reasoning_effort",
+                        "simulated": "reasoning_effort"}
+    assert set(Route.objects.filter(model__reasoning="none").values_list("thinking_switch", flat=True)) == {"none"}

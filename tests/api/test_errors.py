@@ -178,7 +178,9 @@ def test_models_retrieve_returns_the_list_entry(live: LiveGateway, sdk) -> None:
     listed = {m["id"]: m for m in httpx.get(f"{live.api}/models").json()["data"]}
     model = sdk.models.retrieve("meta-llama-3.3-70b")
     assert model.id == "meta-llama-3.3-70b" and model.object == "model"
-    assert model.model_dump(exclude_none=True) == listed["meta-llama-3.3-70b"]
+    assert {k: v for k, v in model.model_dump(exclude_none=True).items() if k != "evidence"} == listed[
+        "meta-llama-3.3-70b"]
+    assert set(model.model_extra["evidence"]) == {"routes", "benchmarks"}  # see tests/api/test_model_evidence.py
     assert sdk.models.retrieve("auto").id == "auto"
     assert sdk.models.retrieve("inferbase/auto").id == "auto"
 

@@ -57,11 +57,10 @@ def _refused_connection_is_reported(http: httpx.Client) -> None:
     assert [a["outcome"] for a in decision["attempts"]] == ["connection_refused"]
     assert "connection refused" in decision["attempts"][0]["error"]
 
+    # A stream whose chain fails before any byte was sent is answered like a whole request.
     streamed = http.post("/chat/completions", json={**body, "stream": True})
-    events = _sse_events(streamed)
-    assert events[0]["object"] == "routing"
-    failure = events[-1]
-    assert failure["object"] == "error"
-    assert failure["error"]["code"] == "upstream_unreachable"
-    assert "connection refused" in failure["error"]["message"]
-    assert "my-down-server/my-down-model: connection_refused" in failure["error"]["message"]
+    assert streamed.status_code == 502, streamed.text
+    failure = streamed.json()["error"]
+    assert failure["code"] == "upstream_unreachable"
+    assert "connection refused" in failure["message"]
+    assert "my-down-server/my-down-model: connection_refused" in failure["message"]

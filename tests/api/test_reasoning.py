@@ -178,9 +178,9 @@ def test_thinking_on_claude_never_raises_max_tokens(http: httpx.Client) -> None:
     assert answer["usage"]["completion_tokens"] <= 500
     assert (answer["routing"]["thinking"], answer["routing"]["thinking_reason"]) == ("off", "max_tokens")
     assert not answer["choices"][0]["message"].get("reasoning_content")
-    events = _events(http, body)
+    events = _events(http, {**body, "stream_options": {"include_usage": True}})
     assert events[0]["thinking"] == "off"  # type: ignore[index]
-    usage = next(e for e in events if isinstance(e, dict) and e.get("object") == "usage")
+    usage = next(e for e in events if isinstance(e, dict) and e.get("usage"))  # OpenAI's include_usage chunk
     assert usage["usage"]["completion_tokens"] <= 500
     # With room, Claude thinks within the limit the client set.
     roomy = http.post("/chat/completions", json={**body, "max_tokens": 2000}).json()

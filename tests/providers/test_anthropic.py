@@ -14,7 +14,7 @@ import pytest
 from providers.anthropic import (
     AnthropicAdapter,
     from_anthropic_response,
-    maps_reasoning_effort,
+    not_forwarded,
     to_anthropic_request,
     translate_stream,
 )
@@ -26,7 +26,7 @@ from providers.errors import (
     UpstreamStatusError,
     UpstreamTimeout,
 )
-from providers.simulated import SimProfile, build_app
+from providers.simulated import SimProfile, SimulatedUpstream, build_app
 from providers.simulated.server import running_server
 from providers.sse import iter_sse
 
@@ -191,15 +191,61 @@ def test_request_sampling_stop_and_user_fields() -> None:
         "messages": user("hi"),
         "max_completion_tokens": 300,
         "temperature": 0.2,
-        "top_p": 0.9,
         "stop": "END",
         "user": "u-42",
     }
     out = to_anthropic_request(body, make_options(thinking=False))
-    assert (out["max_tokens"], out["temperature"], out["top_p"]) == (300, 0.2, 0.9)
+    assert (out["max_tokens"], out["temperature"]) == (300, 0.2)
     assert out["stop_sequences"] == ["END"]
     assert out["metadata"] == {"user_id": "u-42"}
     assert "thinking" not in out
+    assert to_anthropic_request({**body, "temperature": None, "top_p": 0.9}, make_options())["top_p"] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("fields", "thinking", "sent", "skipped"),
+    [
+        # Claude takes temperature or top_p, not both: temperature is kept.
+        ({"temperature": 0.2, "top_p": 0.9}, None, {"temperature": 0.2}, {"top_p"}),
+        # Anthropic's temperature runs from 0 to 1: above is sent as 1.
+        ({"temperature": 1.7}, None, {"temperature": 1}, set()),
+        # While thinking, only the default temperature and a top_p from 0.95 are taken.
+        ({"temperature": 0.5}, True, {}, {"temperature"}),
+        ({"temperature": 1}, True, {}, set()),
+        ({"top_p": 0.5}, True, {}, {"top_p"}),
+        ({"top_p": 0.97}, True, {"top_p": 0.97}, set()),
+        ({"seed": 1, "logprobs": False, "frequency_penalty": 0}, None, {},
+         {"seed", "logprobs", "frequency_penalty"}),
+        ({"reasoning_effort": "high"}, None, {}, {"reasoning_effort"}),
+        ({"reasoning_effort": "high"}, True, {"thinking": {"type": "enabled", "budget_tokens": 3072}}, set()),
+        # Anthropic refuses thinking with a forced tool call: the call goes without thinking.
+        ({"reasoning_effort": "high", "tools": TOOLS, "tool_choice": "required"}, True, {"tool_choice": {"type": "any"}},
+         {"reasoning_effort"}),
+        ({"tools": [*TOOLS, {"type": "custom", "custom": {"name": "sql"}}]}, None,
+         {"tools": [{"name": "get_weather", "description": "Weather for a city",
+                     "input_schema": TOOLS[0]["function"]["parameters"]}]}, {"tools"}),
+        ({"tools": TOOLS, "tool_choice": {"type": "custom", "custom": {"name": "sql"}}}, None, {}, {"tool_choice"}),
+    ],
+)
+def test_request_carries_all_but_what_it_reports_not_forwarded(fields: dict[str, Any], thinking: bool | None,
+                                                               sent: dict[str, Any], skipped: set[str]) -> None:
+    body = {"model": "m", "messages": user("hi"), "max_tokens": 4096, **fields}
+    out = to_anthropic_request(body, make_options(thinking=thinking))
+    assert {k: out.get(k) for k in sent} == sent
+    assert not_forwarded(body, thinking) == skipped
+    for name in skipped - {"tools"}:
+        assert name not in out
+
+
+def test_request_allowed_tools_narrows_the_tools_and_says_whether_one_must_be_called() -> None:
+    tools = [*TOOLS, {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}]
+    for mode, kind in (("required", "any"), ("auto", "auto")):
+        choice = {"type": "allowed_tools",
+                  "allowed_tools": {"mode": mode, "tools": [{"type": "function", "function": {"name": "get_time"}}]}}
+        out = to_anthropic_request({"model": "m", "messages": user("hi"), "tools": tools, "tool_choice": choice},
+                                   make_options())
+        assert [t["name"] for t in out["tools"]] == ["get_time"]
+        assert out["tool_choice"] == {"type": kind}
 
 
 def test_request_thinking_budget_defaults_and_drops_temperature() -> None:
@@ -243,9 +289,10 @@ def test_request_reasoning_effort_sets_the_budget_inside_max_tokens() -> None:
         assert out["max_tokens"] == 8000
         budgets[effort] = out["thinking"]["budget_tokens"]
     assert budgets == {"minimal": 1024, "low": 2000, "medium": 4000, "high": 6000, "xhigh": 7744}
-    assert maps_reasoning_effort({"reasoning_effort": "high"}, True)
-    assert not maps_reasoning_effort({"reasoning_effort": "high"}, None)  # thinking off: not taken
-    assert not maps_reasoning_effort({"reasoning_effort": "none"}, True)
+    body = {"model": "m", "messages": user("hi"), "max_tokens": 8000}
+    assert not not_forwarded({**body, "reasoning_effort": "high"}, True)
+    assert not_forwarded({**body, "reasoning_effort": "high"}, None) == {"reasoning_effort"}  # thinking off
+    assert not_forwarded({**body, "reasoning_effort": "none"}, True) == {"reasoning_effort"}
 
 
 def test_request_response_format_asks_for_json_in_the_system_prompt() -> None:
@@ -625,44 +672,19 @@ async def test_closing_the_stream_cancels_the_upstream_request(sim: Any, client:
 
 
 @pytest.fixture(scope="module")
-def recorded_sim() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """The simulated upstream, with the JSON bodies it received recorded in order."""
-    app = build_app(profiles=PROFILES, time_scale=0)
-    received: list[dict[str, Any]] = []
-
-    async def recording(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
-        received.append(orjson.loads(raw))
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
-
-    with running_server(recording) as url:
-        yield url, received
+def recorded_sim() -> Iterator[tuple[str, SimulatedUpstream]]:
+    """The simulated upstream, recording the JSON bodies it receives."""
+    app = build_app(profiles=PROFILES, time_scale=0, record_requests=100)
+    with running_server(app) as url:
+        yield url, app
 
 
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("max_tokens", [500, 1024, 1100, 1300, 2000, 5000])
 async def test_thinking_never_raises_the_max_tokens_the_upstream_receives(
-    recorded_sim: tuple[str, list[dict[str, Any]]], client: httpx.AsyncClient, max_tokens: int, stream: bool
+    recorded_sim: tuple[str, SimulatedUpstream], client: httpx.AsyncClient, max_tokens: int, stream: bool
 ) -> None:
-    url, received = recorded_sim
+    url, app = recorded_sim
     target = target_for((url, None), "claude-deep")
     body = {"messages": user("think hard"), "max_tokens": max_tokens}
     adapter = AnthropicAdapter()
@@ -670,7 +692,7 @@ async def test_thinking_never_raises_the_max_tokens_the_upstream_receives(
         usage = (await collect(adapter.stream(client, target, body, make_options(thinking=True))))[-1]["usage"]
     else:
         usage = (await adapter.complete(client, target, body, make_options(thinking=True)))["usage"]
-    sent = received[-1]
+    sent = app.received()[-1]["body"]
     assert sent["max_tokens"] == max_tokens
     if max_tokens < 1024 + 256:  # no room for Anthropic's minimum budget and an answer: thinking stays off
         assert "thinking" not in sent

@@ -235,6 +235,7 @@ async def test_reasoning_streams_as_reasoning_content_deltas(client: httpx.Async
     [
         {"reasoning_effort": "none"},
         {"chat_template_kwargs": {"enable_thinking": False}},
+        {"reasoning": {"enabled": False}},
         {"thinking": {"type": "disabled"}},
     ],
 )
@@ -701,3 +702,27 @@ async def test_json_object_answers_in_the_shape_the_prompt_gives(client: httpx.A
     doc = orjson.loads(data["choices"][0]["message"]["content"])
     assert set(doc) == {"city", "population", "capital"}
     assert isinstance(doc["population"], int) and isinstance(doc["capital"], bool)
+
+
+# -- request log ------------------------------------------------------------------------------------
+
+
+async def test_the_request_log_is_off_unless_asked_for(client: httpx.AsyncClient) -> None:
+    await chat(client, messages=user("[sim:tag=unlogged] hi"))
+    assert (await client.get("/debug/requests")).status_code == 404
+
+
+async def test_the_request_log_keeps_the_last_bodies_received_in_each_wire() -> None:
+    with running_server(build_app(profiles=PROFILES, time_scale=0, record_requests=2)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=10) as c:
+            await chat(c, messages=user("[sim:tag=first] one"), seed=1)
+            await chat(c, messages=user("[sim:tag=logged] two"), seed=2)
+            await c.post("/anthropic/v1/messages", json={"model": "sim-plain", "max_tokens": 9,
+                                                         "messages": user("[sim:tag=logged] three")})
+            everything = (await c.get("/debug/requests")).json()["data"]
+            tagged = (await c.get("/debug/requests", params={"tag": "logged"})).json()["data"]
+    # Bounded: the oldest is gone. Each entry is the body exactly as received.
+    assert [(r["wire"], r["tag"]) for r in everything] == [("openai", "logged"), ("anthropic", "logged")]
+    assert everything[0]["body"] == {"model": "sim-plain", "messages": user("[sim:tag=logged] two"), "seed": 2}
+    assert everything[1]["body"]["max_tokens"] == 9
+    assert tagged == everything

@@ -57,6 +57,7 @@ def make_route(**overrides: Any) -> RouteSnap:
         "data_regions": ("us",),
         "latency": make_latency(),
         "env_credential": True,
+        "thinking_switch": "reasoning_effort",  # a route that can switch a hybrid model's thinking off
     }
     values.update(overrides)
     # The integer prices billing charges follow the float ones unless a test sets them.

@@ -8,7 +8,7 @@ import pytest
 from routing.classifier import Classification, Classifier, classification_key, classify
 from routing.classifier.evaluate import HELDOUT_PATH, evaluation_run
 from routing.classifier.linear import WEIGHTS_PATH
-from routing.tasks import COMPLEXITIES, TASKS
+from routing.decision import COMPLEXITIES, TASKS
 
 CLEAR_EXAMPLES = [
     ("coding", "Write a Python function that returns the n-th Fibonacci number using memoization."),

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from routing.decision import RoutingError
+from routing.decision import Decision, RoutingError
 from routing.engine import decide
 from routing.engine.estimates import worst_case_cost_micros
 from tests.routing.conftest import (
@@ -621,14 +621,23 @@ def test_decisiveness_is_zero_on_an_exact_tie_broken_by_id() -> None:
 # --- thinking ----------------------------------------------------------------------------------------------
 
 
-def thinking_of(model_reasoning: str, *, task: str = "chat", complexity: str = "standard",
-                dialects: tuple[str, ...] = ("openai",), **request_fields: object) -> tuple[dict, bool | None]:
-    """Decide for one model with the given reasoning, served in these dialects; return (routing, what to send)."""
+def thinking_decision(model_reasoning: str, *, task: str = "chat", complexity: str = "standard",
+                      dialects: tuple[str, ...] = ("openai",), switches: tuple[str, ...] | None = None,
+                      **request_fields: object) -> Decision:
+    """Decide for one model with the given reasoning, served in these dialects (routes declaring these
+    thinking switches, reasoning_effort by default)."""
     model = make_model(id="m", reasoning=model_reasoning, typical_reasoning_tokens=1_000,
                        benchmarks={task: 0.9})
-    routes = [make_route(model_id="m", provider=f"p{i}", dialect=dialect) for i, dialect in enumerate(dialects)]
-    decision = decide_with(make_snapshot([model], routes), make_request(**request_fields),
-                           classification=make_classification(task, complexity))
+    switches = switches or ("reasoning_effort",) * len(dialects)
+    routes = [make_route(model_id="m", provider=f"p{i}", dialect=dialect, thinking_switch=switch)
+              for i, (dialect, switch) in enumerate(zip(dialects, switches, strict=True))]
+    return decide_with(make_snapshot([model], routes), make_request(**request_fields),
+                       classification=make_classification(task, complexity))
+
+
+def thinking_of(model_reasoning: str, **fields: object) -> tuple[dict, bool | None]:
+    """Decide as thinking_decision does; return (routing, what to send)."""
+    decision = thinking_decision(model_reasoning, **fields)  # type: ignore[arg-type]
     return decision.routing, decision.thinking
 
 
@@ -986,3 +995,29 @@ def test_pinned_model_lacking_tools_is_a_400_naming_the_model() -> None:
         decide_with(make_snapshot(models, [make_route(model_id="a")]), make_request(model="a", needs_tools=True))
     assert (caught.value.status, caught.value.code, caught.value.param) == (400, "model_lacks_capability", "model")
     assert caught.value.filter_trail[-1]["step"] == "capability_fit"
+
+
+def test_thinking_on_a_route_that_declares_no_switch_runs_the_models_default() -> None:
+    # Nothing is sent where no switch is declared, so the hybrid model thinks as it does by default
+    # (served OpenAI-style: on), and the routing object says so rather than claim what was asked.
+    for fields in ({"extended_thinking": False}, {"complexity": "easy"}):
+        routing, send = thinking_of("switchable", switches=("none",), **fields)  # type: ignore[arg-type]
+        assert (routing["thinking"], routing["thinking_reason"], send) == ("on", "model_ignores_off", None)
+    routing, send = thinking_of("switchable", switches=("none",), extended_thinking=True)
+    assert (routing["thinking"], "thinking_reason" in routing, send) == ("on", False, None)
+
+
+def test_thinking_is_absent_when_only_some_routes_can_switch_it_off() -> None:
+    decision = thinking_decision("switchable", dialects=("openai", "openai"),
+                                 switches=("reasoning_effort", "none"), extended_thinking=False)
+    assert ("thinking" in decision.routing, decision.thinking) == (False, False)
+    # The route that can switch is sent the switch; the one that cannot is sent none.
+    assert {link.route.provider: link.thinking for link in decision.chain} == {"p0": False, "p1": None}
+    routing, send = thinking_of("switchable", dialects=("openai", "openai"), switches=("reasoning_effort", "none"),
+                                extended_thinking=True)
+    assert (routing["thinking"], send) == ("on", True)  # on is what both do
+
+
+def test_thinking_on_anthropic_needs_no_declared_switch() -> None:
+    routing, send = thinking_of("switchable", dialects=("anthropic",), switches=("none",), task="maths")
+    assert (routing["thinking"], routing["thinking_reason"], send) == ("on", "task_needs_thinking", True)

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from providers.base import NO_THINKING_SWITCH, THINKING_SWITCHES
 from routing.services import provider_add
 
 
@@ -23,10 +24,18 @@ class Command(BaseCommand):
         parser.add_argument("--reasoning", choices=["none", "switchable", "always_on"],
                             help="whether the models reason: never, when asked (switchable), or always; "
                                  "without it their thinking mode is reported as not known")
+        parser.add_argument("--thinking-switch", choices=THINKING_SWITCHES,
+                            help="how the endpoint turns a switchable model's thinking on and off: reasoning_effort "
+                                 '("none" is off), chat_template_kwargs ({"enable_thinking": ...}, vLLM and SGLang '
+                                 'with Qwen3), reasoning_enabled ({"reasoning": {"enabled": ...}}), or none; without '
+                                 "it nothing is sent, and the models run their default")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["base_url"].startswith(("http://", "https://")):
             raise CommandError("--base-url must start with http:// or https://")
+        if options["thinking_switch"] not in (None, NO_THINKING_SWITCH) and options["reasoning"] != "switchable":
+            raise CommandError("--thinking-switch applies to models whose thinking can be switched: "
+                               "add --reasoning switchable")
         models = []
         for spec in options["model"]:
             catalog_id, _, upstream = spec.partition("=")
@@ -37,6 +46,6 @@ class Command(BaseCommand):
             name=options["name"], base_url=options["base_url"], api_key_env=options["api_key_env"], models=models,
             price_input=options["price_input"], price_output=options["price_output"],
             context_window=options["context_window"], max_output_tokens=options["max_output_tokens"],
-            tools=options["tools"], reasoning=options["reasoning"],
+            tools=options["tools"], reasoning=options["reasoning"], thinking_switch=options["thinking_switch"],
         )
         self.stdout.write(f"provider {provider.slug}: {', '.join(m for m, _ in models)}")

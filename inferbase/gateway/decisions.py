@@ -1,0 +1,203 @@
+"""Decisions readable by every gateway process from the moment their response ends.
+
+The log writer commits in batches (INFERBASE_RECORD_LINGER_SECONDS), so a decision's row appears a
+moment after the client has its answer. So, before the last byte of a response is sent, the decision,
+shaped as GET /routing-decisions/{id} shows it, is copied to the shared cache: with REDIS_URL one SET,
+awaited on the event loop; without, one file under INFERBASE_CACHE_DIR/decisions, written in a thread
+(other processes on the host share that directory, as they share the file cache). The GET reads the row,
+else the copy; the log writer deletes the copy once the row is committed, and a copy whose row never
+comes (a record still spooled, or lost with a crash) expires after INFERBASE_DECISION_COPY_SECONDS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from observability.selectors import decision_get
+
+from .shared import _redis
+
+logger = logging.getLogger("inferbase.gateway")
+
+REQUEST_ID_RE = re.compile(r"req-[0-9a-f]{16}")
+# After a failed Redis write, the copies of the next seconds are written without waiting for Redis, so
+# that a Redis outage does not add its timeout to every response.
+REDIS_BACKOFF_S = 5.0
+# How often the log writer looks for expired copy files (files only: Redis expires its keys itself).
+SWEEP_EVERY_S = 600.0
+
+
+@dataclass
+class _Batch:
+    """Copies that go to the cache together: one Redis pipeline, or one thread hop for their files."""
+
+    items: list[tuple[str, bytes]] = field(default_factory=list)
+    written: asyncio.Future[None] | None = None
+
+
+class SharedDecisions:
+    """Copies of decisions in the shared cache: written on the event loop, read and deleted by sync code.
+
+    Copies made while a write is in flight go together in the next one (as a database group-commits):
+    under load one round trip carries many, at a fraction of the CPU of one write each."""
+
+    def __init__(self) -> None:
+        self._redis_down_until = 0.0
+        self._open: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batch] = weakref.WeakKeyDictionary()
+        self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
+            weakref.WeakKeyDictionary())
+        self._sync_client: Any = None
+        self._swept_at = time.monotonic()
+
+    async def put(self, request_id: str, organization_id: int | None, decision: dict[str, Any]) -> None:
+        """Copy a decision for every process's GET; returns once it is readable (a failure is logged, and the
+        GET then waits for the row)."""
+        loop = asyncio.get_running_loop()
+        batch = self._open.get(loop)
+        if batch is None:
+            batch = self._open[loop] = _Batch(written=loop.create_future())
+            writer = self._writers.get(loop)
+            if writer is None or writer.done():
+                self._writers[loop] = loop.create_task(self._write_batches(loop), name="inferbase-decision-copies")
+        batch.items.append((request_id, orjson.dumps({"organization_id": organization_id, "decision": decision})))
+        if settings.REDIS_URL and time.monotonic() < self._redis_down_until:
+            return  # Redis failed a moment ago: the copy is written in the background, not waited for
+        assert batch.written is not None
+        await asyncio.shield(batch.written)
+
+    async def _write_batches(self, loop: asyncio.AbstractEventLoop) -> None:
+        await asyncio.sleep(0)  # the copies made in this turn of the loop go in the first batch
+        while (batch := self._open.pop(loop, None)) is not None:
+            try:
+                await self._write(batch.items)
+            except Exception:
+                if settings.REDIS_URL:
+                    self._redis_down_until = time.monotonic() + REDIS_BACKOFF_S
+                logger.warning("decision copies: %d not written (GET waits for their rows)", len(batch.items),
+                               exc_info=True)
+            finally:
+                assert batch.written is not None
+                if not batch.written.done():
+                    batch.written.set_result(None)
+
+    async def _write(self, items: list[tuple[str, bytes]]) -> None:
+        client = _redis()
+        if client is None:
+            await asyncio.to_thread(self._files_write, items)
+            return
+        ttl = settings.INFERBASE_DECISION_COPY_SECONDS
+        if len(items) == 1:
+            await client.set(self._key(items[0][0]), items[0][1], ex=ttl)
+            return
+        async with client.pipeline(transaction=False) as pipe:
+            for request_id, data in items:
+                pipe.set(self._key(request_id), data, ex=ttl)
+            await pipe.execute()
+
+    def get(self, request_id: str) -> tuple[int | None, dict[str, Any]] | None:
+        """Return (organization id, decision) from the copy, or None when there is none (or it cannot be read)."""
+        if not REQUEST_ID_RE.fullmatch(request_id):
+            return None
+        try:
+            raw = self._redis_sync().get(self._key(request_id)) if settings.REDIS_URL else self._file_read(request_id)
+        except Exception:
+            logger.warning("decision copy %s: read failed", request_id, exc_info=True)
+            return None
+        if raw is None:
+            return None
+        copy = orjson.loads(raw)
+        return copy["organization_id"], copy["decision"]
+
+    def forget(self, request_ids: list[str]) -> None:
+        """Delete the copies of decisions whose rows are written (the log writer calls this); never raises."""
+        try:
+            if settings.REDIS_URL:
+                if request_ids:
+                    self._redis_sync().delete(*(self._key(r) for r in request_ids))
+                return
+            for request_id in request_ids:
+                self._file_path(request_id).unlink(missing_ok=True)
+            if time.monotonic() - self._swept_at >= SWEEP_EVERY_S:
+                self._swept_at = time.monotonic()
+                self._file_sweep()
+        except Exception:
+            logger.warning("decision copies: delete failed (they expire anyway)", exc_info=True)
+
+    def _key(self, request_id: str) -> str:
+        return f"{settings.INFERBASE_CACHE_PREFIX}:decision:{request_id}"
+
+    def _redis_sync(self) -> Any:
+        if self._sync_client is None:
+            import redis
+
+            self._sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.25,
+                                                     socket_connect_timeout=0.25)
+        return self._sync_client
+
+    def _dir(self) -> Path:
+        return Path(settings.INFERBASE_CACHE_DIR) / "decisions"
+
+    def _file_path(self, request_id: str) -> Path:
+        return self._dir() / f"{request_id}.json"
+
+    def _files_write(self, items: list[tuple[str, bytes]]) -> None:
+        directory = self._dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        for request_id, data in items:
+            path = directory / f"{request_id}.json"
+            # Written aside, then renamed: a reader sees the whole copy or none.
+            temporary = directory / f".{request_id}.{os.getpid()}.tmp"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(temporary, path)
+
+    def _file_read(self, request_id: str) -> bytes | None:
+        path = self._file_path(request_id)
+        try:
+            if time.time() - path.stat().st_mtime > settings.INFERBASE_DECISION_COPY_SECONDS:
+                return None
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def _file_sweep(self) -> None:
+        if not self._dir().is_dir():
+            return
+        oldest = time.time() - settings.INFERBASE_DECISION_COPY_SECONDS
+        for entry in os.scandir(self._dir()):
+            try:
+                if entry.stat().st_mtime < oldest:
+                    os.unlink(entry.path)
+            except FileNotFoundError:
+                pass
+
+
+def decision_find(*, request_id: str, organization_ids: list[int]) -> dict[str, Any] | None:
+    """Return the decision as the API shows it: its row, else its copy; None when missing or another
+    organization's (the copy is checked as the row is)."""
+    decision = decision_get(request_id=request_id, organization_ids=organization_ids)
+    if decision is not None:
+        return decision
+    copy = shared_decisions.get(request_id)
+    if copy is None:
+        # The row may have been committed, and its copy deleted, since the first read.
+        return decision_get(request_id=request_id, organization_ids=organization_ids)
+    organization_id, decision = copy
+    return decision if organization_id in organization_ids else None
+
+
+shared_decisions = SharedDecisions()

@@ -1,0 +1,76 @@
+"""Prometheus metrics, counted by the log writer from the records it stores (never on the request path).
+
+With PROMETHEUS_MULTIPROC_DIR set (before any process starts, an empty directory), every gateway
+process writes its counters there and `GET /metrics` on any of them adds up all; without it the
+process reports its own. Label values are bounded: catalog model ids, provider slugs, task families,
+dispositions, stream; never request ids, keys or what a client typed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import Counter, Gauge, Histogram
+
+LABELS = ("model", "provider", "task", "disposition", "stream")
+TIMING_LABELS = ("model", "provider", "stream")
+
+REQUESTS = Counter("inferbase_requests", "Requests that reached the gateway.", LABELS)
+ERRORS = Counter("inferbase_errors", "Requests answered with an error (status 400 and up, or an error event).", LABELS)
+FALLBACKS = Counter("inferbase_fallbacks", "Attempts that failed over to the next route of the chain.", LABELS)
+TOKENS = Counter("inferbase_tokens", "Tokens billed, by kind (prompt, completion).", (*LABELS, "kind"))
+COST = Counter("inferbase_cost_micros", "What requests cost the organizations, in micro-dollars.", LABELS)
+LATENCY = Histogram("inferbase_request_latency_seconds", "Time from arrival to the end of the answer.", TIMING_LABELS,
+                    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600))
+TTFT = Histogram("inferbase_ttft_seconds", "Time from arrival to the first token of a streamed answer.",
+                 TIMING_LABELS, buckets=(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60))
+QUEUE_DEPTH = Gauge("inferbase_log_queue_depth", "Records waiting for the log writer, as of its last write.",
+                    multiprocess_mode="livesum")
+
+
+def _labels(record: dict[str, Any]) -> tuple[str, ...]:
+    log = record["log"]
+    decision = record.get("decision") or {}
+    route = log.get("route_served") or ""
+    return (log.get("model_served") or "", route.split("/", 1)[0] if route else "",
+            decision.get("classifier_task_family") or "", log.get("final_disposition") or "",
+            "true" if log.get("stream") else "false")
+
+
+# The labelled children of each metric, kept per label set (bounded, as the label values are): looking a
+# child up by its labels cost more than counting.
+_children: dict[tuple[Any, ...], Any] = {}
+
+
+def _child(metric: Any, labels: tuple[str, ...]) -> Any:
+    key = (metric, labels)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = metric.labels(*labels)
+    return child
+
+
+def metrics_observe(records: list[dict[str, Any]], *, queued: int | None = None) -> None:
+    """Count a stored batch of records; `queued` is what still waits for the writer."""
+    for record in records:
+        log = record["log"]
+        labels = _labels(record)
+        _child(REQUESTS, labels).inc()
+        if int(log.get("status_code") or 0) >= 400 or log.get("error_code"):
+            _child(ERRORS, labels).inc()
+        failed_over = max(0, len(log.get("attempts") or ()) - 1)
+        if failed_over:
+            _child(FALLBACKS, labels).inc(failed_over)
+        for kind in ("prompt", "completion"):
+            tokens = int(log.get(f"{kind}_tokens") or 0)
+            if tokens:
+                _child(TOKENS, (*labels, kind)).inc(tokens)
+        if log.get("cost_micros"):
+            _child(COST, labels).inc(int(log["cost_micros"]))
+        timing = (labels[0], labels[1], labels[4])
+        if log.get("latency_ms") is not None:
+            _child(LATENCY, timing).observe(int(log["latency_ms"]) / 1000)
+        if log.get("ttft_ms") is not None:
+            _child(TTFT, timing).observe(int(log["ttft_ms"]) / 1000)
+    if queued is not None:
+        QUEUE_DEPTH.set(max(0, queued))
