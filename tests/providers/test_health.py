@@ -16,7 +16,7 @@ from providers.health import ProbeResult, ProbeTarget, probe_all
 from providers.models import Provider, ProviderHealth
 from providers.services import probe_targets, provider_health_record
 from routing.snapshot import VERSION_KEY
-from tests.live import LiveGateway, free_port
+from tests.live import LiveGateway, free_port, poll
 from tests.routing.conftest import decide_with, make_model, make_route, make_snapshot
 from tests.routing.test_engine import chain_ids, step_text
 
@@ -102,9 +102,13 @@ def test_the_health_endpoint_answers_from_the_latest_probe_not_a_call_per_reques
     base, paths = counting_server
     live.manage("add_provider", "--name", "probe-counter", "--base-url", base, "--model", "probe-counter-model")
     try:
-        for _ in range(5):
-            body = httpx.get(f"{live.api}/models/probe-counter-model/health", timeout=10).json()
-            assert body == {"model": "probe-counter-model", "status": "ready"}
+        url = f"{live.api}/models/probe-counter-model/health"
+        # The gateway serves the snapshot it holds while it reloads: poll until it knows the new model
+        # (an unknown model is a 404 and probes nothing).
+        first = poll(lambda: (r := httpx.get(url, timeout=10)).status_code != 404 and r)
+        assert first.json() == {"model": "probe-counter-model", "status": "ready"}
+        for _ in range(4):
+            assert httpx.get(url, timeout=10).json() == {"model": "probe-counter-model", "status": "ready"}
         assert paths == ["/v1/models"]  # one probe (there was none yet); the other four read it
     finally:
         live.remove_provider("probe-counter")
