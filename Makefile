@@ -34,12 +34,14 @@ test: install-dev lint
 eval-routing: install
 	$(PY) -m routing.classifier.evaluate
 
-# Routing time (token count + classification + decision) by prompt size, then the gateway's
+# Routing time (token count + classification + decision) by prompt size, guardrail checks on 8k-token
+# prompts, then the gateway's
 # overhead against going direct and against the bare-consumer floor (~4 minutes in all).
 bench: install-dev
 	$(PY) -m bench.routing_time
 	$(PY) -m routing.engine_bench
 	$(PY) -m routing.classifier.bench
+	$(PY) -m bench.guardrails
 	$(MAKE) bench-gateway
 
 clean:
@@ -64,6 +66,12 @@ bench-soak: install-dev
 .PHONY: bench-scale
 bench-scale: install-dev
 	$(PY) -m bench.two_processes
+
+# GET /usage over 10,000,000 requests' worth of rollups (needs DATABASE_URL=postgres://…; creates and drops its
+# own database): p50/p95 per query shape (~2 minutes).
+.PHONY: bench-usage
+bench-usage: install-dev
+	$(PY) -m bench.usage
 
 # Client compatibility (tests/clients/): pinned clients, each in its own env, against a gateway started as
 # `make run` serves it. Installs are stamped, so a second run with the same pins installs nothing.

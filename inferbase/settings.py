@@ -231,6 +231,11 @@ INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
 # How long the writer waits for more records before a write, when few are queued: longer means more
 # rows per commit (less CPU per request), and logs that appear that much later.
 INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0.2, minimum=0.0)
+# Budgets and rate limits: counters in Redis (REDIS_URL) or, without it, in the process. When Redis cannot be
+# reached within the timeout, a request is refused with a 503 (false: budgets cannot be overspent) or
+# admitted uncounted (true: availability first).
+INFERBASE_LIMITS_FAIL_OPEN = env_bool("INFERBASE_LIMITS_FAIL_OPEN", False)
+INFERBASE_LIMITS_TIMEOUT_MS = env_int("INFERBASE_LIMITS_TIMEOUT_MS", 100, minimum=1)
 # A decision is readable from the shared cache (Redis, else files under INFERBASE_CACHE_DIR/decisions) from
 # the end of its response until its row is written, when the copy is deleted; this long at most.
 INFERBASE_DECISION_COPY_SECONDS = env_int("INFERBASE_DECISION_COPY_SECONDS", 3600, minimum=1)

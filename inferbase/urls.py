@@ -15,6 +15,7 @@ api_patterns = [
     re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)/health$", views.model_health_view, name="model-health"),
     re_path(r"^models/(?P<model_id>[^/]+(?:/[^/]+)?)$", views.model_retrieve_view, name="model"),
     path("routing-decisions/<str:request_id>", views.RoutingDecisionView.as_view(), name="routing-decision"),
+    path("usage", views.UsageView.as_view(), name="usage"),
     re_path(r"^(?P<path>.*)$", views.not_found_view),
 ]
 

@@ -71,23 +71,29 @@ def _datetime_adapter() -> Callable[[Any], Any]:
     return lambda value: ops.adapt_datetimefield_value(_created(value))
 
 
-def records_store(records: list[dict[str, Any]]) -> None:
+def records_store(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Persist a batch of {"log": {...}, "decision": {...} | None}; idempotent on request_id. Keys a
-    record has that the tables do not are ignored; a column a record lacks takes its default."""
+    record has that the tables do not are ignored; a column a record lacks takes its default. Return the
+    logs stored by this call (a replayed log already stored is not), for what must count each log once."""
     logs = [record["log"] for record in records]
     decisions = [record["decision"] for record in records if record.get("decision")]
     try:
         with transaction.atomic():
             _insert_many(RequestLog, logs)
             _insert_many(RoutingDecision, decisions)
+        return logs
     except IntegrityError:
         # A replayed batch may hold rows already written: fall back to one row at a time.
+        stored: list[dict[str, Any]] = []
         for model, rows in ((RequestLog, logs), (RoutingDecision, decisions)):
             known = {column.attname for column in _insert_for(model, connection.vendor).columns}
             for row in rows:
                 fields = {k: v for k, v in row.items() if k in known}
                 fields["created_at"] = _created(fields["created_at"])
-                model.objects.get_or_create(request_id=fields.pop("request_id"), defaults=fields)
+                _, created = model.objects.get_or_create(request_id=fields.pop("request_id"), defaults=fields)
+                if created and model is RequestLog:
+                    stored.append(row)
+        return stored
 
 
 def _insert_many(model: type[models.Model], rows: list[dict[str, Any]]) -> None:

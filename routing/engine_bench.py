@@ -35,6 +35,8 @@ def bench_snapshot(model_count: int = 40) -> Snapshot:
                 provider_kind="simulated" if provider == "simulated" else "openai-compatible", dialect="openai",
                 base_url="http://127.0.0.1:1/v1", upstream_model=model_id, api_key_env="",
                 price_input=0.1 + index / 100 + slot / 10, price_output=0.4 + index / 50, price_cached_input=None,
+                input_micros_per_mtok=100_000 + 10_000 * index + 100_000 * slot,
+                output_micros_per_mtok=400_000 + 20_000 * index, cached_input_micros_per_mtok=None,
                 context_window=32_000 * (1 + index % 4), max_output_tokens=8_192, prompt_caching="automatic",
                 data_regions=("us",), latency=RouteLatencySnap(200 + 10 * index + 50 * slot, 80.0 + index, 10),
                 env_credential=True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.conf import settings
@@ -43,7 +44,8 @@ class RouteCooldownSnap:
 
 @dataclass(frozen=True, slots=True)
 class RouteSnap:
-    """One servable-or-not route. Prices are micro-dollars per token (USD per million tokens)."""
+    """One servable-or-not route. The float prices (micro-dollars per token = USD per million tokens) rank and
+    estimate; billing charges the integer ones (micro-dollars per million tokens), converted once when built."""
 
     route_id: str  # "<provider>/<catalog id>"
     model_id: str
@@ -56,6 +58,9 @@ class RouteSnap:
     price_input: float
     price_output: float
     price_cached_input: float | None
+    input_micros_per_mtok: int
+    output_micros_per_mtok: int
+    cached_input_micros_per_mtok: int | None
     context_window: int
     max_output_tokens: int
     prompt_caching: str  # automatic | explicit | none
@@ -261,6 +266,10 @@ def snapshot_build(
                 price_input=float(row.price_input),
                 price_output=float(row.price_output),
                 price_cached_input=float(row.price_cached_input) if row.price_cached_input is not None else None,
+                input_micros_per_mtok=micros_per_mtok(row.price_input),
+                output_micros_per_mtok=micros_per_mtok(row.price_output),
+                cached_input_micros_per_mtok=(micros_per_mtok(row.price_cached_input)
+                                              if row.price_cached_input is not None else None),
                 context_window=row.context_window,
                 max_output_tokens=row.max_output_tokens,
                 prompt_caching=provider.prompt_caching,
@@ -285,6 +294,11 @@ def snapshot_build(
         probe_share=float(settings.INFERBASE_COOLDOWN_PROBE_SHARE),
         explore_share=float(settings.INFERBASE_EXPLORE_SHARE),
     )
+
+
+def micros_per_mtok(usd_per_mtok: Decimal) -> int:
+    """Return a catalog price (USD per million tokens, six decimals) as integer micro-dollars per million tokens."""
+    return int((usd_per_mtok * 1_000_000).to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def route_latency(measured: Any, prior: Any) -> RouteLatencySnap | None:

@@ -128,6 +128,18 @@ def openapi_document() -> dict[str, Any]:
                 "parameters": [{"name": "request_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "the decision", "content": {"application/json": {"schema": {"type": "object"}}}},
                               "401": errors["401"], "404": errors["404"]}}},
+            "/usage": {"get": {
+                "summary": "Requests, tokens and cost_micros of the caller's organization, by day, model, project or key.",
+                "security": [{"apiKey": []}],
+                "parameters": [
+                    {"name": "from", "in": "query", "required": True, "schema": {"type": "string", "format": "date"}},
+                    {"name": "to", "in": "query", "required": True, "schema": {"type": "string", "format": "date"}},
+                    {"name": "group_by", "in": "query", "required": False,
+                     "schema": {"enum": ["day", "model", "project", "key"], "default": "day"}},
+                ],
+                "responses": {"200": {"description": "usage: from, to, totals, data",
+                                      "content": {"application/json": {"schema": {"type": "object"}}}},
+                              "400": errors["400"], "401": errors["401"]}}},
             "/openapi.json": {"get": {"summary": "This document.", "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         },
     }

@@ -1,9 +1,9 @@
-"""The API beside chat completions: models, model health, routing decisions."""
+"""The API beside chat completions: models, model health, routing decisions, usage."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from billing.selectors import USAGE_GROUPS, usage_report
 from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
 from inferbase.gateway.decisions import decision_find
@@ -158,6 +159,57 @@ class RoutingDecisionView(APIView):
         if decision is None:
             raise ApiError(404, f"No routing decision with id '{request_id}'.", code="not_found", param="request_id")
         return Response(decision)
+
+
+USAGE_MAX_DAYS = 366
+
+
+def _usage_day(request: Request, name: str) -> date:
+    raw = request.query_params.get(name)
+    if not raw:
+        raise ApiError(400, f"'{name}' is required: a day as YYYY-MM-DD.", code="invalid_date_range", param=name)
+    try:
+        if len(raw) != 10:
+            raise ValueError(raw)
+        return date.fromisoformat(raw)
+    except ValueError as exc:
+        raise ApiError(400, f"'{name}' must be a day as YYYY-MM-DD (got {raw!r}).", code="invalid_date_range",
+                       param=name) from exc
+
+
+def _usage_organization(request: Request) -> int:
+    """Return the organization whose usage the caller reads: the key's; for a portal session, its only one or
+    the one named by ?organization= (another organization is the same 404 as a missing one)."""
+    org_ids = _caller_organizations(request)
+    wanted = request.query_params.get("organization")
+    if wanted is not None:
+        if not wanted.isdigit() or int(wanted) not in org_ids:
+            raise ApiError(404, f"No organization with id '{wanted}'.", code="not_found", param="organization")
+        return int(wanted)
+    if len(org_ids) != 1:
+        raise ApiError(400, "Name the organization (?organization=<id>): this session belongs to "
+                            f"{len(org_ids)} organizations.", code="organization_required", param="organization")
+    return org_ids[0]
+
+
+class UsageView(APIView):
+    """GET /usage?from=YYYY-MM-DD&to=YYYY-MM-DD[&group_by=day|model|project|key]: the caller's organization's
+    requests, tokens and cost_micros from the rollups (days inclusive, UTC)."""
+
+    def get(self, request: Request) -> Response:
+        organization_id = _usage_organization(request)
+        start, end = _usage_day(request, "from"), _usage_day(request, "to")
+        if end < start:
+            raise ApiError(400, f"'to' ({end}) is before 'from' ({start}).", code="invalid_date_range", param="to")
+        if (end - start).days >= USAGE_MAX_DAYS:
+            raise ApiError(400, f"The range is longer than {USAGE_MAX_DAYS} days.", code="invalid_date_range",
+                           param="to")
+        group_by = request.query_params.get("group_by", "day")
+        if group_by not in USAGE_GROUPS:
+            raise ApiError(400, f"'group_by' must be one of {', '.join(USAGE_GROUPS)} (got {group_by!r}).",
+                           code="invalid_group_by", param="group_by")
+        report = usage_report(organization_id=organization_id, start=start, end=end, group_by=group_by)
+        return Response(report.as_dict())
 
 
 def _caller_organizations(request: Request) -> list[int]:

@@ -6,6 +6,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import transaction
+
+from billing.services import usage_rollup_add
 from inferbase.accounts.models import ApiKey
 from observability.metrics import metrics_observe
 from observability.recorder import recorder
@@ -24,9 +27,12 @@ _last_written: dict[int, float] = {}
 
 
 def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records and its route samples, delete the shared copies of their decisions (the
-    rows now answer), count it in the metrics, then mark the last use of the keys not marked this minute."""
-    records_store(records)
+    """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in the
+    same transaction (a replayed batch counts nothing twice, a failed one nothing at all); delete the shared
+    copies of their decisions (the rows now answer), count it in the metrics, then mark the last use of the
+    keys not marked this minute."""
+    with transaction.atomic():
+        usage_rollup_add(records_store(records))
     route_samples_store(route_samples_from(records))
     shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
     last_used: dict[int, float] = {}

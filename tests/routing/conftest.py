@@ -60,6 +60,11 @@ def make_route(**overrides: Any) -> RouteSnap:
         "thinking_switch": "reasoning_effort",  # a route that can switch a hybrid model's thinking off
     }
     values.update(overrides)
+    # The integer prices billing charges follow the float ones unless a test sets them.
+    values.setdefault("input_micros_per_mtok", round(values["price_input"] * 1_000_000))
+    values.setdefault("output_micros_per_mtok", round(values["price_output"] * 1_000_000))
+    cached = values["price_cached_input"]
+    values.setdefault("cached_input_micros_per_mtok", None if cached is None else round(cached * 1_000_000))
     return RouteSnap(**values)
 
 

@@ -1,0 +1,135 @@
+"""GET /usage: the caller's organization only, exact totals, 400s for bad ranges; and over the live gateway,
+totals equal the sum of the cost_micros the client was told."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from billing.services import usage_rollup_add
+from inferbase.accounts.services import api_key_create
+from tests.live import LiveGateway, poll
+
+
+def _log(request_id: str, org: int, cost: int, day: str = "2026-11-30") -> dict:
+    return {"request_id": request_id, "organization_id": org, "project_id": 1, "api_key_id": 1,
+            "created_at": datetime.fromisoformat(day).replace(hour=12, tzinfo=UTC).timestamp(),
+            "model_served": "m", "prompt_tokens": 3, "completion_tokens": 2, "cost_micros": cost}
+
+
+@pytest.fixture
+def caller(db) -> tuple[Client, int]:  # type: ignore[no-untyped-def]
+    created = api_key_create(org_slug="acme", project_name="default")
+    client = Client(headers={"Authorization": f"Bearer {created.raw_key}"})
+    return client, created.api_key.project.organization_id
+
+
+def test_usage_counts_only_the_callers_organization(caller: tuple[Client, int]) -> None:
+    client, org = caller
+    usage_rollup_add([_log("a", org, 5), _log("b", org, 6, day="2026-11-29"), _log("c", org + 1000, 1_000)])
+    response = client.get("/api/v1/inference/usage?from=2026-11-01&to=2026-11-30")
+    assert response.status_code == 200
+    assert response.json() == {
+        "object": "usage", "from": "2026-11-01", "to": "2026-11-30",
+        "totals": {"requests": 2, "prompt_tokens": 6, "completion_tokens": 4, "reasoning_tokens": 0, "cost_micros": 11},
+        "data": [{"day": "2026-11-29", "requests": 1, "prompt_tokens": 3, "completion_tokens": 2, "reasoning_tokens": 0,
+                  "cost_micros": 6},
+                 {"day": "2026-11-30", "requests": 1, "prompt_tokens": 3, "completion_tokens": 2, "reasoning_tokens": 0,
+                  "cost_micros": 5}],
+    }
+    by_model = client.get("/api/v1/usage?from=2026-11-30&to=2026-11-30&group_by=model").json()
+    assert by_model["data"] == [{"model": "m", "requests": 1, "prompt_tokens": 3, "completion_tokens": 2,
+                                 "reasoning_tokens": 0, "cost_micros": 5}]
+
+
+@pytest.mark.parametrize(("query", "param"), [
+    ("to=2026-11-30", "from"),
+    ("from=2026-11-01", "to"),
+    ("from=2026-13-01&to=2026-12-02", "from"),
+    ("from=2026-11-1&to=2026-11-30", "from"),
+    ("from=2026-11-30&to=2026-11-01", "to"),
+    ("from=2024-01-01&to=2026-11-30", "to"),
+    ("from=2026-11-01&to=2026-11-30&group_by=week", "group_by"),
+])
+def test_a_bad_range_is_a_400_envelope(caller: tuple[Client, int], query: str, param: str) -> None:
+    client, _ = caller
+    response = client.get(f"/api/v1/inference/usage?{query}")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["type"], error["param"]) == ("invalid_request_error", param)
+    assert error["message"]
+
+
+def test_usage_needs_a_key_or_a_session(db) -> None:  # type: ignore[no-untyped-def]
+    response = Client().get("/api/v1/inference/usage?from=2026-11-01&to=2026-11-30")
+    assert response.status_code == 401
+    assert response.json()["error"]["type"] == "authentication_error"
+
+
+def test_a_portal_session_reads_its_organization_and_not_another(db) -> None:  # type: ignore[no-untyped-def]
+    mine = api_key_create(org_slug="mine", project_name="default").api_key.project.organization
+    theirs = api_key_create(org_slug="theirs", project_name="default").api_key.project.organization
+    user = User.objects.create_user("ada", password="pw")
+    mine.members.add(user)
+    usage_rollup_add([_log("a", mine.pk, 5), _log("b", theirs.pk, 9)])
+    client = Client()
+    client.force_login(user)
+    assert client.get("/api/v1/inference/usage?from=2026-11-30&to=2026-11-30").json()["totals"]["cost_micros"] == 5
+    other = client.get(f"/api/v1/inference/usage?from=2026-11-30&to=2026-11-30&organization={theirs.pk}")
+    assert other.status_code == 404
+
+
+def _cost_of_stream(http: httpx.Client, body: dict) -> int:
+    import orjson
+
+    cost = None
+    with http.stream("POST", "/chat/completions", json={**body, "stream": True,
+                                                        "stream_options": {"include_usage": True}}) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: {"):
+                event = orjson.loads(line[6:])
+                if event.get("object") == "usage":
+                    cost = event["cost_micros"]
+    assert cost is not None
+    return cost
+
+
+def test_usage_totals_equal_the_cost_every_response_reported(live: LiveGateway) -> None:
+    key = live.create_key(org=f"usage-{uuid.uuid4().hex[:8]}")
+    costs: list[int] = []
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=live.api, headers=headers, timeout=30) as http:
+        for prompt in ("What is machine learning?", "Write a haiku about routers", "Explain TCP in one line"):
+            response = http.post("/chat/completions", json={"model": "auto", "max_tokens": 64,
+                                                             "messages": [{"role": "user", "content": prompt}]})
+            assert response.status_code == 200
+            assert int(response.headers["x-inferbase-cost-micros"]) == response.json()["usage"]["cost_micros"]
+            costs.append(response.json()["usage"]["cost_micros"])
+        # A route that fails first: the fallback serves; the request is one request at its one cost.
+        probe = http.post("/chat/completions", json={"model": "auto", "max_tokens": 32, "messages": [
+            {"role": "user", "content": "Name a prime number"}]}).json()
+        pick = probe["routing"]["model"]
+        costs.append(probe["usage"]["cost_micros"])
+        response = http.post("/chat/completions", json={"model": "auto", "max_tokens": 32, "messages": [
+            {"role": "user", "content": f"Name a prime number [sim:fail=503@{pick}]"}]})
+        assert response.status_code == 200 and response.json()["model"] != pick
+        costs.append(response.json()["usage"]["cost_micros"])
+        costs.append(_cost_of_stream(http, {"model": "auto", "max_tokens": 64,
+                                            "messages": [{"role": "user", "content": "Tell me a story"}]}))
+        failed = http.post("/chat/completions", json={"model": "auto", "messages": [
+            {"role": "user", "content": "hello [sim:fail=500]"}]})
+        assert failed.status_code >= 500
+        requests = len(costs) + 1  # and the failed request, which cost nothing
+        assert sum(costs) > 0
+        today = datetime.now(UTC).date()
+        query = f"/usage?from={(today - timedelta(days=1)).isoformat()}&to={(today + timedelta(days=1)).isoformat()}"
+        usage = poll(lambda: (u := http.get(query).json())["totals"]["requests"] == requests and u, timeout=20)
+        assert usage["totals"]["cost_micros"] == sum(costs)
+        by_model = http.get(query + "&group_by=model").json()
+        assert sum(row["cost_micros"] for row in by_model["data"]) == usage["totals"]["cost_micros"]
