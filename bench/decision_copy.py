@@ -38,7 +38,9 @@ def _decision(tmp: Path) -> dict:
 
 async def _measure(decision: dict, n: int, concurrency: int) -> tuple[float, float, float]:
     """Return (median wall ms per awaited copy, p99 wall ms, CPU ms per copy)."""
-    from inferbase.gateway.decisions import shared_decisions
+    from inferbase.gateway.state import AppState
+
+    shared_decisions = AppState.from_settings().decisions
 
     walls: list[float] = []
 

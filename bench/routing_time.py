@@ -55,9 +55,10 @@ def main() -> None:
     from inferbase.api.validation import chat_request_parse
     from inferbase.gateway.exchange import Exchange
     from inferbase.gateway.route import route_request
-    from inferbase.gateway.state import _snapshot_load
+    from inferbase.gateway.state import AppState, _snapshot_load
 
     snapshot = _snapshot_load("bench")
+    state = AppState.from_settings()
     key = KeyInfo(key_id=1, project_id=1, organization_id=1, plan="pro", markup_bps=500, policy_id=None, active=True)
     sizes = {"short (~40 tokens)": 160, "8k tokens": 32_000, "200k tokens": 800_000}
     results: dict[str, dict[str, float]] = {}
@@ -71,7 +72,7 @@ def main() -> None:
                 chat = chat_request_parse({"model": "auto", "messages": [
                     {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": user}]})
                 ex = Exchange(request_id="req-bench", key=key, chat=chat)
-                route_request(ex, snapshot)
+                route_request(state, ex, snapshot)
                 times.append(ex.routed.routing["routing_time_ms"])
             warm = times[len(times) // 10:]
             results[f"{label}, {mode}"] = {"p50_ms": round(statistics.median(warm), 3),

@@ -18,8 +18,8 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
+from inferbase.gateway.state import SCOPE_KEY, AppState  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
-from providers.http import close_shared_client  # noqa: E402
 
 CHAT_PATH = re.compile(r"^/api/v1/(?:inference/)?chat/completions/?$")
 SIMULATED_PREFIX = "/simulated"
@@ -60,6 +60,7 @@ def _warm() -> None:
 
 
 _warm()
+state = AppState.from_settings()  # the process's state: snapshot, key cache, shared caches, log writer, clients
 _gc_tune()
 chat_app = ChatCompletionsConsumer.as_asgi()
 simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
@@ -68,6 +69,7 @@ simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
     scheduler_ensure()  # the periodic tasks run in this process on the embedded default (inferbase/scheduler.py)
     if scope["type"] == "http":
+        scope = {**scope, SCOPE_KEY: state}
         path = scope["path"]
         if CHAT_PATH.match(path):
             return await chat_app(scope, receive, send)
@@ -83,17 +85,15 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 async def _lifespan(receive: Any, send: Any) -> None:
     """Under servers that speak the ASGI lifespan (uvicorn): start the log writer, and drain it at shutdown."""
-    from observability.recorder import recorder
-
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
-            recorder().start()
+            state.recorder.start()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             try:
-                await recorder().shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
-                await close_shared_client()
+                await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+                await state.upstream.aclose()
             finally:
                 await send({"type": "lifespan.shutdown.complete"})
             return
@@ -105,14 +105,12 @@ CANCELLED_REQUESTS_GRACE_S = 2.0
 
 async def _shutdown_after_cancelled_requests() -> None:
     """Let the requests daphne has just cancelled record themselves, then write (or spool) the queue."""
-    from observability.recorder import recorder
-
     current = asyncio.current_task()
     running = [t for t in asyncio.all_tasks() if t is not current and t.get_name() != "inferbase-recorder"]
     if running:
         await asyncio.wait(running, timeout=CANCELLED_REQUESTS_GRACE_S)
-    await recorder().shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
-    await close_shared_client()
+    await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+    await state.upstream.aclose()
 
 
 def _hook_twisted_shutdown() -> None:
@@ -126,9 +124,7 @@ def _hook_twisted_shutdown() -> None:
         return  # not under daphne
     from twisted.internet import defer
 
-    from observability.recorder import recorder
-
-    reactor.callLater(0, lambda: recorder().start())  # runs once the reactor's asyncio loop does
+    reactor.callLater(0, state.recorder.start)  # runs once the reactor's asyncio loop does
     reactor.addSystemEventTrigger(
         "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(_shutdown_after_cancelled_requests())))
 

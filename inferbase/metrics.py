@@ -15,8 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from inferbase.gateway.shared import route_health
-from inferbase.gateway.state import snapshot_holder
+from inferbase.gateway.state import state_of
 from routing.snapshot import EVIDENCE_REFRESHED_KEY, Snapshot
 
 
@@ -70,11 +69,12 @@ def _exposition(live: CollectorRegistry) -> bytes:
 @require_GET
 async def metrics_view(request: HttpRequest) -> HttpResponse:
     """GET /metrics: Prometheus text format (no auth: put it behind your network's scrape access)."""
-    snapshot = await snapshot_holder.get()
-    await route_health.refresh()
+    state = state_of(request)
+    snapshot = await state.snapshot_holder.get()
+    await state.route_health.refresh()
     refreshed_at = await cache.aget(EVIDENCE_REFRESHED_KEY)
     spooled = await asyncio.to_thread(spool_bytes, Path(settings.INFERBASE_SPOOL_DIR))
     live = CollectorRegistry()
-    live.register(ScrapeTime(snapshot, route_health.resting(), refreshed_at, spooled))  # type: ignore[arg-type]
+    live.register(ScrapeTime(snapshot, state.route_health.resting(), refreshed_at, spooled))  # type: ignore[arg-type]
     body = await asyncio.to_thread(_exposition, live)
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -226,8 +226,6 @@ INFERBASE_KEY_CACHE_SECONDS = env_float("INFERBASE_KEY_CACHE_SECONDS", 30.0, min
 # Where log records wait when the database cannot take them (replayed when it can).
 INFERBASE_SPOOL_DIR = Path(env_str("INFERBASE_SPOOL_DIR") or BASE_DIR / "var" / "spool")
 INFERBASE_ENCRYPTION_KEY = env_str("INFERBASE_ENCRYPTION_KEY")
-# The recorder's store: logs, decisions and the keys' last use, written off the response path.
-INFERBASE_RECORD_STORE = "inferbase.gateway.persist.records_and_key_use_store"
 # How long the writer waits for more records before a write, when few are queued: longer means more
 # rows per commit (less CPU per request), and logs that appear that much later.
 INFERBASE_RECORD_LINGER_SECONDS = env_float("INFERBASE_RECORD_LINGER_SECONDS", 0.2, minimum=0.0)

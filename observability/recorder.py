@@ -360,19 +360,3 @@ def _read_claimed(path: Path, fh: IO[bytes]) -> list[dict[str, Any]]:
             os.fsync(out.fileno())
         logger.error("spool %s: %d unreadable line(s) set aside in %s", path.name, len(rejected), aside)
     return records
-
-
-_recorder: Recorder | None = None
-
-
-def recorder() -> Recorder:
-    """Return the process's recorder, storing through settings.INFERBASE_RECORD_STORE (a dotted path)."""
-    global _recorder
-    if _recorder is None:
-        from django.conf import settings
-        from django.utils.module_loading import import_string
-
-        store = import_string(getattr(settings, "INFERBASE_RECORD_STORE", "observability.services.records_store"))
-        _recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR),
-                             linger=settings.INFERBASE_RECORD_LINGER_SECONDS)
-    return _recorder

@@ -1,4 +1,4 @@
-"""One shared httpx.AsyncClient per event loop (so per process under daphne), pooled."""
+"""One shared httpx.AsyncClient per event loop (so per process under daphne), pooled, held by `UpstreamClients`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import asyncio
 import weakref
 
 import httpx
-
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
 
 
 class _NoCookies(httpx.Cookies):
@@ -49,19 +47,25 @@ def _build(transport_name: str) -> httpx.AsyncClient:
     return client
 
 
-def shared_client(transport_name: str = "aiohttp") -> httpx.AsyncClient:
-    """Return this event loop's shared client, creating it on first use."""
-    loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None or client.is_closed:
-        client = _build(transport_name)
-        _clients[loop] = client
-    return client
+class UpstreamClients:
+    """The upstream clients of one application: one pooled client per event loop, built on first use there."""
 
+    def __init__(self, transport_name: str = "aiohttp") -> None:
+        self._transport_name = transport_name
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary())
 
-async def close_shared_client() -> None:
-    """Close this event loop's client (tests and shutdown)."""
-    loop = asyncio.get_running_loop()
-    client = _clients.pop(loop, None)
-    if client is not None:
-        await client.aclose()
+    def client(self) -> httpx.AsyncClient:
+        """Return this event loop's shared client, creating it on first use."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            client = _build(self._transport_name)
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close this event loop's client (shutdown, tests)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()

@@ -22,7 +22,7 @@ from inferbase.gateway.events import SSE_DONE, error_event
 from inferbase.gateway.exchange import Exchange, outcome_disconnected, outcome_with_error, request_id_new
 from inferbase.gateway.record import decision_share, record
 from inferbase.gateway.route import lookups_fetch, route_request
-from inferbase.gateway.state import key_cache, snapshot_holder
+from inferbase.gateway.state import SCOPE_KEY, AppState
 
 from .auth import bearer_key, key_usable
 from .validation import chat_request_parse
@@ -55,6 +55,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.scope = scope
         self.base_send = send
+        self.state: AppState = scope[SCOPE_KEY]
         ex = Exchange(request_id=request_id_new())
         chunks: list[bytes] = []
         size = 0
@@ -69,7 +70,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             if size > limit:
                 await self._send_error(ex, ApiError(413, f"The request body is larger than {limit} bytes.",
                                                     code="body_too_large"))
-                record(ex)
+                record(self.state, ex)
                 return
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
@@ -102,7 +103,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             await self._send_error(ex, ApiError(500, "The gateway failed to handle the request.",
                                                 code="internal_error", type=ErrorType.API))
         finally:
-            record(ex)
+            record(self.state, ex)
 
     async def _serve_inner(self, ex: Exchange, body: bytes) -> None:
         if self.scope.get("method") != "POST":
@@ -110,8 +111,9 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         raw_key = _bearer(self.scope)
         if not raw_key:
             raise ApiError(401, "Missing API key: send it as 'Authorization: Bearer inf_...'.", code="missing_api_key")
-        snapshot = await snapshot_holder.get()
-        ex.key = key_usable(await key_cache.get(api_key_hash(raw_key)))
+        state = self.state
+        snapshot = await state.snapshot_holder.get()
+        ex.key = key_usable(await state.key_cache.get(api_key_hash(raw_key)))
         try:
             decoded = orjson.loads(body) if body else None
         except orjson.JSONDecodeError as exc:
@@ -119,21 +121,21 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         if decoded is None:
             raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
         ex.chat = chat_request_parse(decoded)
-        route_request(ex, snapshot, await lookups_fetch(ex.chat))
+        route_request(state, ex, snapshot, await lookups_fetch(state, ex.chat))
         if ex.chat.stream:
             # The headers go with the first bytes the stream emits: until then a failure is still
             # answered with its own status.
             self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())]
             try:
-                await answer_stream(ex, self._emit)
+                await answer_stream(state, ex, self._emit)
             except BaseException:
                 await self._flush()
                 raise
             self._answered = True  # every event, [DONE] included, is emitted: the rest is writing
             await self._flush(end=True)
             return
-        response = await answer_whole(ex)
-        await decision_share(ex)
+        response = await answer_whole(state, ex)
+        await decision_share(state, ex)
         await self.send_response(
             200,
             orjson.dumps(response),
@@ -196,7 +198,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
 
     async def _send_error(self, ex: Exchange, exc: ApiError) -> None:
         ex.outcome = outcome_with_error(ex.outcome, exc)
-        await decision_share(ex)
+        await decision_share(self.state, ex)
         if self._out is not None:  # the stream has started: the error is its last event
             self._emit(error_event(exc) + SSE_DONE)
             await self._flush(end=True)

@@ -19,9 +19,8 @@ from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
 from inferbase.gateway.decisions import decision_find
 from inferbase.gateway.errors import ApiError, ErrorType, error_envelope
-from inferbase.gateway.state import key_cache, snapshot_holder
+from inferbase.gateway.state import state_of
 from providers.health import ProbeTarget, probe
-from providers.http import shared_client
 from providers.selectors import provider_health_latest
 from providers.services import provider_health_record
 from routing.catalog import model_list, model_servable_routes
@@ -40,7 +39,7 @@ async def _optional_key(request: HttpRequest) -> KeyInfo | None:
     raw = bearer_key(request.headers.get("Authorization", ""))
     if raw is None:
         return None
-    return key_usable(await key_cache.get(api_key_hash(raw)))
+    return key_usable(await state_of(request).key_cache.get(api_key_hash(raw)))
 
 
 @require_GET
@@ -56,7 +55,7 @@ async def _model_entries(request: HttpRequest) -> list[dict[str, Any]]:
     """Return the model-list entries the caller may see: auto, then the catalog (narrowed by the key's
     policy when it requires pinned models to be in its pool); raise ApiError for a bad key."""
     key = await _optional_key(request)
-    snapshot = await snapshot_holder.get()
+    snapshot = await state_of(request).snapshot_holder.get()
     policy = None
     project_id = None
     if key is not None:
@@ -96,7 +95,7 @@ async def model_retrieve_view(request: HttpRequest, model_id: str) -> JsonRespon
 async def _evidence(request: HttpRequest, model_id: str) -> dict[str, Any]:
     """Return the model's evidence block, over the routes the caller could be served by."""
     key = await _optional_key(request)
-    snapshot = await snapshot_holder.get()
+    snapshot = await state_of(request).snapshot_holder.get()
     routes = [(route.route_id, route.provider)
               for route, _ in model_servable_routes(snapshot, model_id, key.project_id if key else None)]
     return await database_sync_to_async(model_evidence)(model_id=model_id, routes=routes)
@@ -108,7 +107,8 @@ async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse
 
     Calling it makes no upstream call, except when a provider has no probe yet or its latest is stale
     (no scheduler running): then one probe, shared by every caller of this process, refreshes it."""
-    snapshot = await snapshot_holder.get()
+    state = state_of(request)
+    snapshot = await state.snapshot_holder.get()
     if model_id in AUTO_MODEL_NAMES:
         return JsonResponse({"model": model_id, "status": "ready"})
     if model_id not in snapshot.models:
@@ -117,7 +117,7 @@ async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse
     if not routes:
         return JsonResponse({"model": model_id, "status": "unavailable"})
     targets = {route.provider: ProbeTarget(route.provider, route.base_url, route.dialect, key) for route, key in routes}
-    latest = await _latest_probes(list(targets.values()))
+    latest = await _latest_probes(state.upstream.client(), list(targets.values()))
     status = "ready" if any(latest.get(slug) == "ready" for slug in targets) else "loading"
     return JsonResponse({"model": model_id, "status": status})
 
@@ -125,7 +125,7 @@ async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse
 _probe_lock: dict[int, asyncio.Lock] = {}
 
 
-async def _latest_probes(targets: list[ProbeTarget]) -> dict[str, str]:
+async def _latest_probes(client: Any, targets: list[ProbeTarget]) -> dict[str, str]:
     """Return provider -> status of its latest probe, probing (once per process at a time) the providers
     whose latest probe is missing or older than twice the probe interval."""
     slugs = [t.provider for t in targets]
@@ -136,7 +136,6 @@ async def _latest_probes(targets: list[ProbeTarget]) -> dict[str, str]:
         latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
         stale = _stale(targets, latest)
         if stale:
-            client = shared_client(settings.INFERBASE_UPSTREAM_TRANSPORT)
             timeout = float(settings.INFERBASE_HEALTH_PROBE_TIMEOUT_SECONDS)
             results = await asyncio.gather(*(probe(client, target, timeout) for target in stale))
             await database_sync_to_async(provider_health_record)(list(results))
@@ -155,7 +154,7 @@ class RoutingDecisionView(APIView):
 
     def get(self, request: Request, request_id: str) -> Response:
         org_ids = _caller_organizations(request)
-        decision = decision_find(request_id=request_id, organization_ids=org_ids)
+        decision = decision_find(state_of(request).decisions, request_id=request_id, organization_ids=org_ids)
         if decision is None:
             raise ApiError(404, f"No routing decision with id '{request_id}'.", code="not_found", param="request_id")
         return Response(decision)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from providers.base import CallOptions, ProviderAdapter, UpstreamTarget
 from providers.errors import CONNECTION_CAUSES
@@ -17,7 +17,10 @@ from routing.decision import ChainLink
 from .choices import upstream_calls
 from .exchange import AttemptResult, Exchange
 from .request import ChatRequest
-from .shared import route_health
+from .shared import RouteHealth
+
+if TYPE_CHECKING:
+    from .state import AppState
 from .timeouts import Budget, budget_for
 
 # Outcomes that say the route itself is unwell (count toward its circuit breaker).
@@ -38,22 +41,24 @@ class Attempt:
     n: int  # choices asked for
     calls: int  # upstream calls the attempt makes
     started: float
+    health: RouteHealth  # the routes' circuit breaker, told how each call ended
 
-    def result(self, outcome: str, *, status: int | None = None, error: str = "",
-               timings: dict[str, int] | None = None) -> AttemptResult:
-        """Return how the attempt ended (the time since it started), counted by the route's circuit breaker."""
-        return attempt_result(self.link, outcome, self.started, status=status, error=error, calls=self.calls,
-                              timings=timings)
+    def result(self, outcome: str, *, status: int | None = None, error: str = "", timings: dict[str, int] | None = None,
+               started: float | None = None, calls: int | None = None) -> AttemptResult:
+        """Return how the attempt (or a call it made since `started`, a re-ask) ended, counted by the route's
+        circuit breaker."""
+        return attempt_result(self.health, self.link, outcome, self.started if started is None else started,
+                              status=status, error=error, calls=self.calls if calls is None else calls, timings=timings)
 
 
-def attempt_result(link: ChainLink, outcome: str, started: float, *, status: int | None = None, error: str = "",
+def attempt_result(health: RouteHealth, link: ChainLink, outcome: str, started: float, *, status: int | None = None, error: str = "",
                    calls: int = 1, timings: dict[str, int] | None = None) -> AttemptResult:
     """Return an attempt's end as its record tells it; a success or a failure of the route counts toward its
     circuit breaker."""
     if outcome == "served":
-        route_health.record(link.route.route_id, ok=True)
+        health.record(link.route.route_id, ok=True)
     elif outcome in ROUTE_FAILURES or outcome.startswith("http_5"):
-        route_health.record(link.route.route_id, ok=False)
+        health.record(link.route.route_id, ok=False)
     return AttemptResult(link.route.route_id, link.model.id, outcome, int((time.perf_counter() - started) * 1000),
                          status, error, calls, **(timings or {}))
 
@@ -105,7 +110,7 @@ def dropped_for(chat: ChatRequest, link: ChainLink) -> tuple[str, ...]:
     return tuple(sorted({*chat.dropped_params, *_declined(chat, link), *skipped}))
 
 
-def attempt_plan(ex: Exchange, link: ChainLink, body: dict[str, Any], *, stream: bool) -> Attempt | None:
+def attempt_plan(state: AppState, ex: Exchange, link: ChainLink, body: dict[str, Any], *, stream: bool) -> Attempt | None:
     """Return the next attempt on `link`, under the spec's budgets; None when the request's first-token deadline
     has passed (recorded as skipped_deadline)."""
     assert ex.chat is not None and ex.routed is not None
@@ -114,7 +119,7 @@ def attempt_plan(ex: Exchange, link: ChainLink, body: dict[str, Any], *, stream:
                         deadline_ms=decision.total_deadline_ms)
     left = min(budget.first_token_s, budget.first_token_deadline_s - (time.perf_counter() - ex.started))
     if left <= 0:
-        ex.attempts.append(attempt_result(link, "skipped_deadline", time.perf_counter()))
+        ex.attempts.append(attempt_result(state.route_health, link, "skipped_deadline", time.perf_counter()))
         return None
     options = CallOptions(
         first_token_timeout=max(0.001, left),
@@ -123,4 +128,4 @@ def attempt_plan(ex: Exchange, link: ChainLink, body: dict[str, Any], *, stream:
         thinking=thinking_switch(link),
     )
     return Attempt(link, adapter_for(link.route.dialect), upstream_target(link), _link_body(ex.chat, link, body),
-                   options, budget, ex.chat.n, upstream_calls(ex.chat.n, link), time.perf_counter())
+                   options, budget, ex.chat.n, upstream_calls(ex.chat.n, link), time.perf_counter(), state.route_health)

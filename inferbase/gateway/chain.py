@@ -9,7 +9,7 @@ routing's: in a tool loop the chain holds the picked model's options only.)
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from routing.decision import ChainLink
@@ -19,6 +19,9 @@ from .charge import charge, usage_from
 from .errors import ChainFailed
 from .exchange import AttemptResult, Exchange, Outcome, outcome_ended
 from .route import session_remember
+
+if TYPE_CHECKING:
+    from .state import AppState
 
 T = TypeVar("T", covariant=True)
 
@@ -65,7 +68,7 @@ class Reading(Protocol[T]):  # type: ignore[misc]
     async def broke_off(self, attempt: Attempt, outcome: str) -> T: ...
 
 
-async def walk(ex: Exchange, reading: Reading[T]) -> T:
+async def walk(state: AppState, ex: Exchange, reading: Reading[T]) -> T:
     """Try the chain's links in order until one answers; return what the reading answers with, or its failure.
 
     A link that times out, fails or is cut off before content yields to the next; a refusal another route
@@ -75,7 +78,7 @@ async def walk(ex: Exchange, reading: Reading[T]) -> T:
     body = {"messages": list(ex.chat.messages), **ex.chat.forward}
     kept: tuple[Attempt, Read, int] | None = None  # a whole answer cut off before content, and its record
     for index, link in enumerate(chain):
-        attempt = attempt_plan(ex, link, body, stream=reading.stream)
+        attempt = attempt_plan(state, ex, link, body, stream=reading.stream)
         if attempt is None:
             break
         try:
@@ -133,7 +136,7 @@ def broke_off_error(outcome: str) -> ChainFailed:
                        code="failed_mid_stream")
 
 
-def served(ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None, completion_text: str,
+def served(state: AppState, ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None, completion_text: str,
            finish_reason: str | None) -> Outcome:
     """End the request as served by `link`: its usage (the upstream's, else estimated) charged, the
     conversation anchored to its model; return the outcome (also set on the exchange)."""
@@ -141,5 +144,5 @@ def served(ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None,
     usage = usage_from(upstream_usage, completion_text, ex.routed.prompt_tokens_estimate)
     ex.outcome = outcome_ended(link=link, usage=usage, cost_micros=charge(ex.key, link, usage),
                                finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link))
-    session_remember(ex.chat, ex.routed.session_model, link.model.id)
+    session_remember(state.sessions, ex.chat, ex.routed.session_model, link.model.id)
     return ex.outcome

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from django.conf import settings
 
 from observability.selectors import decision_get
 
-from .shared import _redis
+from .shared import SharedRedis
 
 logger = logging.getLogger("inferbase.gateway")
 
@@ -52,7 +51,10 @@ class SharedDecisions:
     Copies made while a write is in flight go together in the next one (as a database group-commits):
     under load one round trip carries many, at a fraction of the CPU of one write each."""
 
-    def __init__(self) -> None:
+    def __init__(self, redis: SharedRedis, directory: Path, ttl_seconds: float) -> None:
+        self._redis = redis
+        self._directory = directory  # where copies go without Redis
+        self._ttl = ttl_seconds
         self._redis_down_until = 0.0
         self._open: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batch] = weakref.WeakKeyDictionary()
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
@@ -71,7 +73,7 @@ class SharedDecisions:
             if writer is None or writer.done():
                 self._writers[loop] = loop.create_task(self._write_batches(loop), name="inferbase-decision-copies")
         batch.items.append((request_id, orjson.dumps({"organization_id": organization_id, "decision": decision})))
-        if settings.REDIS_URL and time.monotonic() < self._redis_down_until:
+        if self._redis.url and time.monotonic() < self._redis_down_until:
             return  # Redis failed a moment ago: the copy is written in the background, not waited for
         assert batch.written is not None
         await asyncio.shield(batch.written)
@@ -82,7 +84,7 @@ class SharedDecisions:
             try:
                 await self._write(batch.items)
             except Exception:
-                if settings.REDIS_URL:
+                if self._redis.url:
                     self._redis_down_until = time.monotonic() + REDIS_BACKOFF_S
                 logger.warning("decision copies: %d not written (GET waits for their rows)", len(batch.items),
                                exc_info=True)
@@ -92,11 +94,11 @@ class SharedDecisions:
                     batch.written.set_result(None)
 
     async def _write(self, items: list[tuple[str, bytes]]) -> None:
-        client = _redis()
+        client = self._redis.client()
         if client is None:
             await asyncio.to_thread(self._files_write, items)
             return
-        ttl = settings.INFERBASE_DECISION_COPY_SECONDS
+        ttl = int(self._ttl)
         if len(items) == 1:
             await client.set(self._key(items[0][0]), items[0][1], ex=ttl)
             return
@@ -110,7 +112,7 @@ class SharedDecisions:
         if not REQUEST_ID_RE.fullmatch(request_id):
             return None
         try:
-            raw = self._redis_sync().get(self._key(request_id)) if settings.REDIS_URL else self._file_read(request_id)
+            raw = self._redis_sync().get(self._key(request_id)) if self._redis.url else self._file_read(request_id)
         except Exception:
             logger.warning("decision copy %s: read failed", request_id, exc_info=True)
             return None
@@ -122,7 +124,7 @@ class SharedDecisions:
     def forget(self, request_ids: list[str]) -> None:
         """Delete the copies of decisions whose rows are written (the log writer calls this); never raises."""
         try:
-            if settings.REDIS_URL:
+            if self._redis.url:
                 if request_ids:
                     self._redis_sync().delete(*(self._key(r) for r in request_ids))
                 return
@@ -135,18 +137,18 @@ class SharedDecisions:
             logger.warning("decision copies: delete failed (they expire anyway)", exc_info=True)
 
     def _key(self, request_id: str) -> str:
-        return f"{settings.INFERBASE_CACHE_PREFIX}:decision:{request_id}"
+        return f"{self._redis.prefix}:decision:{request_id}"
 
     def _redis_sync(self) -> Any:
         if self._sync_client is None:
             import redis
 
-            self._sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.25,
+            self._sync_client = redis.Redis.from_url(self._redis.url, socket_timeout=0.25,
                                                      socket_connect_timeout=0.25)
         return self._sync_client
 
     def _dir(self) -> Path:
-        return Path(settings.INFERBASE_CACHE_DIR) / "decisions"
+        return self._directory
 
     def _file_path(self, request_id: str) -> Path:
         return self._dir() / f"{request_id}.json"
@@ -168,7 +170,7 @@ class SharedDecisions:
     def _file_read(self, request_id: str) -> bytes | None:
         path = self._file_path(request_id)
         try:
-            if time.time() - path.stat().st_mtime > settings.INFERBASE_DECISION_COPY_SECONDS:
+            if time.time() - path.stat().st_mtime > self._ttl:
                 return None
             return path.read_bytes()
         except FileNotFoundError:
@@ -177,7 +179,7 @@ class SharedDecisions:
     def _file_sweep(self) -> None:
         if not self._dir().is_dir():
             return
-        oldest = time.time() - settings.INFERBASE_DECISION_COPY_SECONDS
+        oldest = time.time() - self._ttl
         for entry in os.scandir(self._dir()):
             try:
                 if entry.stat().st_mtime < oldest:
@@ -186,18 +188,16 @@ class SharedDecisions:
                 pass
 
 
-def decision_find(*, request_id: str, organization_ids: list[int]) -> dict[str, Any] | None:
+def decision_find(decisions: SharedDecisions, *, request_id: str, organization_ids: list[int]) -> dict[str, Any] | None:
     """Return the decision as the API shows it: its row, else its copy; None when missing or another
     organization's (the copy is checked as the row is)."""
     decision = decision_get(request_id=request_id, organization_ids=organization_ids)
     if decision is not None:
         return decision
-    copy = shared_decisions.get(request_id)
+    copy = decisions.get(request_id)
     if copy is None:
         # The row may have been committed, and its copy deleted, since the first read.
         return decision_get(request_id=request_id, organization_ids=organization_ids)
     organization_id, decision = copy
     return decision if organization_id in organization_ids else None
 
-
-shared_decisions = SharedDecisions()

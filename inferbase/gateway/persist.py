@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,43 +12,55 @@ from django.db import transaction
 from billing.services import usage_rollup_add
 from inferbase.accounts.models import ApiKey
 from observability.metrics import metrics_observe
-from observability.recorder import recorder
 from observability.services import records_store
 from routing.services import route_samples_store
 
-from .decisions import shared_decisions
+from .decisions import SharedDecisions
 from .samples import route_samples_from
 
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
 LAST_USED_RESOLUTION_S = 60.0
 # Past this many keys, the ones not marked within the minute are forgotten (they would be written anyway),
-# so the map holds at most the keys used in the last minute. Only the log writer's thread touches it.
+# so the map holds at most the keys used in the last minute.
 LAST_WRITTEN_PRUNE_AT = 10_000
-_last_written: dict[int, float] = {}
 
 
-def records_and_key_use_store(records: list[dict[str, Any]]) -> None:
-    """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in the
-    same transaction (a replayed batch counts nothing twice, a failed one nothing at all); delete the shared
-    copies of their decisions (the rows now answer), count it in the metrics, then mark the last use of the
-    keys not marked this minute."""
-    with transaction.atomic():
-        usage_rollup_add(records_store(records))
-    route_samples_store(route_samples_from(records))
-    shared_decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
-    last_used: dict[int, float] = {}
-    for record in records:
-        key_id = record["log"].get("api_key_id")
-        if key_id is not None:
-            last_used[key_id] = max(last_used.get(key_id, 0.0), float(record["log"]["created_at"]))
-    now = time.monotonic()
-    for key_id, at in last_used.items():
-        if now - _last_written.get(key_id, -LAST_USED_RESOLUTION_S) < LAST_USED_RESOLUTION_S:
-            continue
-        ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(at, tz=UTC))
-        _last_written[key_id] = now
-    if len(_last_written) > LAST_WRITTEN_PRUNE_AT:
-        for key_id in [k for k, at in _last_written.items() if now - at >= LAST_USED_RESOLUTION_S]:
-            del _last_written[key_id]
-    # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
-    metrics_observe(records, queued=recorder().pending - len(records))
+class RecordStore:
+    """The recorder's store: logs and decisions, the usage rollups, the routes' samples and the keys' last use.
+    Called in the log writer's thread only (which alone touches its memory of keys marked)."""
+
+    def __init__(self, decisions: SharedDecisions, *, prune_at: int = LAST_WRITTEN_PRUNE_AT) -> None:
+        self._decisions = decisions
+        self._prune_at = prune_at
+        self.last_written: dict[int, float] = {}  # key id -> when its last use was written (monotonic)
+        self.queued: Callable[[], int] = lambda: 0  # records the recorder holds, for the metrics (set when wired)
+
+    def __call__(self, records: list[dict[str, Any]]) -> None:
+        """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in
+        the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); delete the
+        shared copies of their decisions (the rows now answer), count it in the metrics, then mark the last use
+        of the keys not marked this minute."""
+        with transaction.atomic():
+            usage_rollup_add(records_store(records))
+        route_samples_store(route_samples_from(records))
+        self._decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
+        self._key_use_mark(records)
+        # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
+        metrics_observe(records, queued=self.queued() - len(records))
+
+    def _key_use_mark(self, records: list[dict[str, Any]]) -> None:
+        last_used: dict[int, float] = {}
+        for record in records:
+            key_id = record["log"].get("api_key_id")
+            if key_id is not None:
+                last_used[key_id] = max(last_used.get(key_id, 0.0), float(record["log"]["created_at"]))
+        now = time.monotonic()
+        written = self.last_written
+        for key_id, at in last_used.items():
+            if now - written.get(key_id, -LAST_USED_RESOLUTION_S) < LAST_USED_RESOLUTION_S:
+                continue
+            ApiKey.objects.filter(pk=key_id).update(last_used_at=datetime.fromtimestamp(at, tz=UTC))
+            written[key_id] = now
+        if len(written) > self._prune_at:
+            for key_id in [k for k, at in written.items() if now - at >= LAST_USED_RESOLUTION_S]:
+                del written[key_id]

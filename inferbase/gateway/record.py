@@ -3,19 +3,20 @@ decision is copied to the shared cache before the response's last byte, for ever
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from observability.recorder import recorder
 from observability.selectors import decision_shown
 
-from .decisions import shared_decisions
 from .errors import NotRouted
 from .exchange import Exchange, Outcome
+
+if TYPE_CHECKING:
+    from .state import AppState
 
 ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
 
 
-def record(ex: Exchange) -> None:
+def record(state: AppState, ex: Exchange) -> None:
     """Hand the request's log record (and its decision) to the recorder."""
     key = ex.key
     outcome = ex.outcome or ENDED_UNKNOWN
@@ -47,7 +48,7 @@ def record(ex: Exchange) -> None:
         "dropped_params": list(outcome.dropped_params),
         "client_disconnected": outcome.client_disconnected,
     }
-    recorder().record({"log": log, "decision": decision_entry(ex, attempts)})
+    state.recorder.record({"log": log, "decision": decision_entry(ex, attempts)})
 
 
 def decision_entry(ex: Exchange, attempts: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
@@ -100,9 +101,9 @@ def decision_entry(ex: Exchange, attempts: list[dict[str, Any]] | None = None) -
     return None
 
 
-async def decision_share(ex: Exchange) -> None:
+async def decision_share(state: AppState, ex: Exchange) -> None:
     """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
     row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
     entry = decision_entry(ex)
     if entry is not None:
-        await shared_decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))
+        await state.decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))

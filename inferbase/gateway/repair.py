@@ -11,7 +11,7 @@ from typing import Any
 from providers.errors import UpstreamError
 
 from .assemble import Choice, choices_of
-from .attempt import Attempt, attempt_result
+from .attempt import Attempt
 from .charge import usage_from
 from .exchange import Exchange
 from .structured import json_extract, schema_errors
@@ -48,15 +48,15 @@ async def _structured_repair(ex: Exchange, attempt: Attempt, client: Any,
     repair: dict[str, Any] = {"applied": False}
     reask_usage = None
     if extraction.document is None and ex.routed.decision.policy.structured_output_reask:
-        link = attempt.link
-        ex.attempts.append(attempt_result(link, "no_json_document", attempt.started))
+        ex.attempts.append(attempt.result("no_json_document", calls=1))
         again = {**attempt.body, "messages": [*attempt.body["messages"], {"role": "assistant", "content": content},
                                               {"role": "user", "content": REASK_PROMPT}]}
         started = time.perf_counter()
         try:
             result = await attempt.adapter.complete(client, attempt.target, again, attempt.options)
         except UpstreamError as exc:
-            ex.attempts.append(attempt_result(link, exc.outcome, started, status=exc.status, error=exc.message))
+            ex.attempts.append(attempt.result(exc.outcome, status=exc.status, error=exc.message, started=started,
+                                              calls=1))
             return replace(choice, repair={"applied": False, "reason": "no_document", "reasked": True}), None
         reask_usage = usage_from(result.get("usage"), "", ex.routed.prompt_tokens_estimate)
         # The re-ask's answer, in the place of the first (whose logprobs stay: the client asked for those).

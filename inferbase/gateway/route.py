@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -23,7 +23,10 @@ from .charge import cost_multiplier
 from .errors import NotRouted
 from .exchange import Exchange, Routed
 from .request import ChatRequest
-from .shared import classifications, route_health, sessions
+from .shared import SharedLRU
+
+if TYPE_CHECKING:
+    from .state import AppState
 
 
 def _text_of(content: Any) -> str:
@@ -45,7 +48,7 @@ def _classification_key(chat: ChatRequest) -> str:
     return classification_key(system=system, user=user, has_tools=chat.has_tools)
 
 
-def classification_for(chat: ChatRequest, lookups: Lookups | None = None) -> Classification:
+def classification_for(classifications: SharedLRU, chat: ChatRequest, lookups: Lookups | None = None) -> Classification:
     """Classify on the system prompt and last user turn; a cache hit (here or from Redis) says so."""
     if lookups is not None and lookups.classification_key is not None:
         key, hit = lookups.classification_key, lookups.classification
@@ -70,15 +73,15 @@ class Lookups:
     started: float
 
 
-async def lookups_fetch(chat: ChatRequest) -> Lookups:
+async def lookups_fetch(state: AppState, chat: ChatRequest) -> Lookups:
     """Read the shared caches a decision needs: a classification, the conversation's model, route health."""
     started = time.perf_counter()
     key = classification = None
     if chat.model in AUTO_MODEL_NAMES:
         key = _classification_key(chat)
-        classification = await classifications.get(key)
-    session_model = await sessions.get(conversation_key(chat)) if chat.has_history else None
-    await route_health.refresh()
+        classification = await state.classifications.get(key)
+    session_model = await state.sessions.get(conversation_key(chat)) if chat.has_history else None
+    await state.route_health.refresh()
     return Lookups(key, classification, session_model, started)
 
 
@@ -93,13 +96,13 @@ def conversation_key(chat: ChatRequest) -> str:
     return h.hexdigest()
 
 
-def session_remember(chat: ChatRequest, session_model: str | None, served_model: str) -> None:
+def session_remember(sessions: SharedLRU, chat: ChatRequest, session_model: str | None, served_model: str) -> None:
     """Anchor the conversation to the model that served its first turn (a fallback included); a later
     turn, named or moved to another model, keeps the anchor (and its time to live) as it is."""
     sessions.put(conversation_key(chat), session_model or served_model)
 
 
-def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = None) -> Decision:
+def route_request(state: AppState, ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = None) -> Decision:
     """Classify (auto only), count tokens and decide; set the exchange's `routed`, or raise NotRouted.
 
     Pure CPU over the snapshot: shared-cache reads happen before, in `lookups_fetch`; without them
@@ -110,11 +113,11 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
     prompt_tokens = count_prompt_tokens(list(chat.messages))
     if chat.has_tools:
         prompt_tokens += len(orjson.dumps(chat.forward.get("tools"))) // 4
-    classification = classification_for(chat, lookups) if chat.model in AUTO_MODEL_NAMES else Classification(None, None)
+    classification = classification_for(state.classifications, chat, lookups) if chat.model in AUTO_MODEL_NAMES else Classification(None, None)
     if lookups is not None:
         session_model = lookups.session_model
     else:
-        session_model = sessions.get_local(conversation_key(chat)) if chat.has_history else None
+        session_model = state.sessions.get_local(conversation_key(chat)) if chat.has_history else None
     request = RoutingRequest(
         model=chat.model,
         prompt_tokens=prompt_tokens,
@@ -129,7 +132,7 @@ def route_request(ex: Exchange, snapshot: Snapshot, lookups: Lookups | None = No
         session_model=session_model,
         project_id=key.project_id,
         cost_multiplier=cost_multiplier(key),
-        resting_routes=route_health.resting(),
+        resting_routes=state.route_health.resting(),
         overrides=chat.routing,
     )
     policy = snapshot.policy_for(

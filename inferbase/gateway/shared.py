@@ -15,49 +15,55 @@ from collections import OrderedDict
 from typing import Any
 
 import orjson
-from django.conf import settings
 
 logger = logging.getLogger("inferbase.gateway")
 
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-_background: set[asyncio.Task[Any]] = set()
 
+class SharedRedis:
+    """This process's way to Redis for the shared caches: one async client per event loop (none without a
+    URL), and the background writes it runs, held until they finish."""
 
-def _redis() -> Any:
-    """Return this loop's async Redis client, or None without REDIS_URL or outside an event loop."""
-    url = getattr(settings, "REDIS_URL", "")
-    if not url:
-        return None
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None  # called from sync code (a command, a test): this process's part only
-    client = _clients.get(loop)
-    if client is None:
-        import redis.asyncio as aioredis
+    def __init__(self, url: str, prefix: str) -> None:
+        self.url = url
+        self.prefix = prefix
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._background: set[asyncio.Task[Any]] = set()
 
-        client = aioredis.Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
-        _clients[loop] = client
-    return client
+    def client(self) -> Any:
+        """Return this loop's async Redis client, or None without a URL or outside an event loop."""
+        if not self.url:
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None  # called from sync code (a command, a test): this process's part only
+        client = self._clients.get(loop)
+        if client is None:
+            import redis.asyncio as aioredis
 
+            client = aioredis.Redis.from_url(self.url, socket_timeout=0.25, socket_connect_timeout=0.25)
+            self._clients[loop] = client
+        return client
 
-def _spawn(coro: Any) -> None:
-    task = asyncio.ensure_future(coro)
-    _background.add(task)
-    task.add_done_callback(_background.discard)
+    def spawn(self, coro: Any) -> None:
+        """Run a write in the background (kept referenced until it ends)."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
 
 class SharedLRU:
     """A bounded, TTL'd map of JSON values shared across processes through Redis when configured."""
 
-    def __init__(self, name: str, *, size: int, ttl_seconds: int) -> None:
+    def __init__(self, name: str, *, size: int, ttl_seconds: int, redis: SharedRedis | None = None) -> None:
         self.name = name
+        self._redis = redis or SharedRedis("", "")  # none: this process's part only
         self._size = size
         self._ttl = ttl_seconds
         self._data: OrderedDict[str, tuple[float, Any]] = OrderedDict()
 
     def _prefix(self) -> str:
-        return f"{getattr(settings, 'INFERBASE_CACHE_PREFIX', 'inferbase')}:{self.name}:"
+        return f"{self._redis.prefix}:{self.name}:"
 
     def get_local(self, key: str) -> Any:
         entry = self._data.get(key)
@@ -80,7 +86,7 @@ class SharedLRU:
         value = self.get_local(key)
         if value is not None:
             return value
-        client = _redis()
+        client = self._redis.client()
         if client is None:
             return None
         try:
@@ -97,9 +103,9 @@ class SharedLRU:
     def put(self, key: str, value: Any) -> None:
         """Store locally now, and in Redis in the background."""
         self._put_local(key, value)
-        client = _redis()
+        client = self._redis.client()
         if client is not None:
-            _spawn(self._write(client, key, value))
+            self._redis.spawn(self._write(client, key, value))
 
     async def _write(self, client: Any, key: str, value: Any) -> None:
         try:
@@ -117,20 +123,13 @@ class RouteHealth:
     Failures are counted in this process; an opened circuit is published through Redis so the other
     processes skip the route too (they learn of it when they next refresh, every second at most)."""
 
-    def __init__(self, *, threshold: int | None = None, rest_seconds: float | None = None) -> None:
-        self._threshold = threshold
-        self._rest_seconds = rest_seconds
+    def __init__(self, *, threshold: int, rest_seconds: float, redis: SharedRedis | None = None) -> None:
+        self.threshold = threshold
+        self.rest_seconds = rest_seconds
+        self._redis = redis or SharedRedis("", "")  # none: this process's part only
         self._failures: dict[str, int] = {}
         self._open_until: dict[str, float] = {}
         self._shared_checked = 0.0
-
-    @property
-    def threshold(self) -> int:
-        return self._threshold or int(settings.INFERBASE_ROUTE_FAILURE_THRESHOLD)
-
-    @property
-    def rest_seconds(self) -> float:
-        return self._rest_seconds if self._rest_seconds is not None else float(settings.INFERBASE_ROUTE_REST_SECONDS)
 
     def resting(self) -> dict[str, float]:
         """Return the routes resting now, each with the wall-clock time it rests until (wall-clock so
@@ -153,13 +152,13 @@ class RouteHealth:
             until = time.time() + self.rest_seconds
             self._open_until[route_id] = until
             self._failures.pop(route_id, None)
-            client = _redis()
+            client = self._redis.client()
             if client is not None:
-                _spawn(self._publish(client, route_id, until))
+                self._redis.spawn(self._publish(client, route_id, until))
 
     async def refresh(self) -> None:
         """Merge circuits opened by other processes (at most once a second; no-op without Redis)."""
-        client = _redis()
+        client = self._redis.client()
         now = time.monotonic()
         if client is None or now - self._shared_checked < 1.0:
             return
@@ -175,15 +174,10 @@ class RouteHealth:
                 self._open_until[route.decode()] = max(until_f, self._open_until.get(route.decode(), 0.0))
 
     def _key(self) -> str:
-        return f"{getattr(settings, 'INFERBASE_CACHE_PREFIX', 'inferbase')}:route-health"
+        return f"{self._redis.prefix}:route-health"
 
     async def _publish(self, client: Any, route_id: str, until: float) -> None:
         try:
             await client.hset(self._key(), route_id, str(until))
         except Exception:
             logger.debug("route health: Redis write failed", exc_info=True)
-
-
-classifications = SharedLRU("classification", size=50_000, ttl_seconds=24 * 3600)
-sessions = SharedLRU("session", size=100_000, ttl_seconds=6 * 3600)
-route_health = RouteHealth()

@@ -1,4 +1,9 @@
-"""Per-process state read on the hot path: the routing snapshot and API-key lookups.
+"""The application's state, built once at start-up (`AppState.from_settings`, in inferbase.asgi) and handed
+to every request in its ASGI scope: the routing snapshot and API-key lookups below, the shared caches, the
+circuit breaker, the decision copies, the log writer and the upstream clients. Nothing on the request path
+lives in a module global; tests build a state of their own.
+
+The snapshot and key lookups:
 
 Both live in memory and are refreshed through the shared cache's version key (Redis in
 production), so every process sees admin edits within INFERBASE_SNAPSHOT_CHECK_SECONDS.
@@ -15,6 +20,8 @@ import logging
 import time
 import weakref
 from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -22,7 +29,13 @@ from django.conf import settings
 from django.core.cache import caches
 
 from inferbase.accounts.selectors import KeyInfo, default_policy_maps, key_info_get, provider_secrets
+from observability.recorder import Recorder
+from providers.http import UpstreamClients
 from routing.snapshot import VERSION_KEY, Snapshot, snapshot_build, snapshot_version_bump
+
+from .decisions import SharedDecisions
+from .persist import RecordStore
+from .shared import RouteHealth, SharedLRU, SharedRedis
 
 logger = logging.getLogger("inferbase.gateway")
 
@@ -107,7 +120,8 @@ class KeyCache:
     """API key lookups by hash: an in-process LRU, re-read from the database in the background once an entry is
     older than the TTL or than the snapshot version (an admin edit)."""
 
-    def __init__(self, size: int = 10_000) -> None:
+    def __init__(self, snapshots: SnapshotHolder, size: int = 10_000) -> None:
+        self._snapshots = snapshots
         self._entries: OrderedDict[str, tuple[float, KeyInfo | None, str | None]] = OrderedDict()
         self._refreshing: dict[str, asyncio.Task[KeyInfo | None]] = {}
         self._size = size
@@ -122,7 +136,7 @@ class KeyCache:
             return await asyncio.shield(self._refresh_task(key_hash))
         self._entries.move_to_end(key_hash)
         if (time.monotonic() - entry[0] >= settings.INFERBASE_KEY_CACHE_SECONDS
-                or entry[2] != snapshot_holder.version):
+                or entry[2] != self._snapshots.version):
             self._refresh_task(key_hash)
         return entry[1]
 
@@ -138,7 +152,7 @@ class KeyCache:
         return task
 
     async def _refresh(self, key_hash: str) -> KeyInfo | None:
-        version = snapshot_holder.version
+        version = self._snapshots.version
         info = await database_sync_to_async(key_info_get)(key_hash=key_hash)
         self._entries[key_hash] = (time.monotonic(), info, version)
         self._entries.move_to_end(key_hash)
@@ -147,5 +161,52 @@ class KeyCache:
         return info
 
 
-snapshot_holder = SnapshotHolder()
-key_cache = KeyCache()
+
+SCOPE_KEY = "inferbase"  # where the ASGI scope carries the state (inferbase.asgi puts it there)
+
+
+@dataclass(frozen=True, eq=False)
+class AppState:
+    """Everything a request reads or writes beyond its own values, held for the process's lifetime."""
+
+    snapshot_holder: SnapshotHolder
+    key_cache: KeyCache
+    classifications: SharedLRU
+    sessions: SharedLRU
+    route_health: RouteHealth
+    decisions: SharedDecisions
+    recorder: Recorder
+    record_store: RecordStore  # what the recorder stores with (in its writer thread)
+    upstream: UpstreamClients
+
+    @classmethod
+    def from_settings(cls) -> AppState:
+        """Build the state the settings describe; nothing connects until first used (inside the serving loop)."""
+        redis = SharedRedis(settings.REDIS_URL, settings.INFERBASE_CACHE_PREFIX)
+        snapshots = SnapshotHolder()
+        decisions = SharedDecisions(redis, Path(settings.INFERBASE_CACHE_DIR) / "decisions",
+                                    settings.INFERBASE_DECISION_COPY_SECONDS)
+        store = RecordStore(decisions)
+        recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR), linger=settings.INFERBASE_RECORD_LINGER_SECONDS)
+        store.queued = lambda: recorder.pending
+        return cls(
+            snapshot_holder=snapshots,
+            key_cache=KeyCache(snapshots),
+            classifications=SharedLRU("classification", size=50_000, ttl_seconds=24 * 3600, redis=redis),
+            sessions=SharedLRU("session", size=100_000, ttl_seconds=6 * 3600, redis=redis),
+            route_health=RouteHealth(threshold=settings.INFERBASE_ROUTE_FAILURE_THRESHOLD,
+                                     rest_seconds=settings.INFERBASE_ROUTE_REST_SECONDS, redis=redis),
+            decisions=decisions,
+            recorder=recorder,
+            record_store=store,
+            upstream=UpstreamClients(settings.INFERBASE_UPSTREAM_TRANSPORT),
+        )
+
+
+def state_of(request: Any) -> AppState:
+    """Return the state a Django or DRF request was served with (its ASGI scope's); a request that did not come
+    through inferbase.asgi (Django's test client) gets a state of its own, built for it."""
+    request = getattr(request, "_request", request)  # DRF's Request wraps Django's
+    scope = getattr(request, "scope", None)
+    state = scope.get(SCOPE_KEY) if scope is not None else None
+    return state if state is not None else AppState.from_settings()

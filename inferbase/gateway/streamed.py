@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from providers.errors import UpstreamError
 from routing.decision import ChainLink
@@ -23,6 +23,9 @@ from .errors import ChainFailed
 from .events import NO_DELTA_CHOICES, SSE_DONE, SSE_KEEPALIVE, error_event, sse
 from .exchange import Exchange, outcome_ended
 from .record import decision_share
+
+if TYPE_CHECKING:
+    from .state import AppState
 
 Emit = Callable[[bytes], None]  # hands SSE bytes to the response writer; never blocks
 
@@ -95,10 +98,11 @@ class StreamedAnswer:
     stream = True
     serves_cut = False
 
-    def __init__(self, ex: Exchange, client: Any, out: StreamOut) -> None:
+    def __init__(self, state: AppState, ex: Exchange, out: StreamOut) -> None:
         assert ex.chat is not None
+        self._state = state
         self._ex = ex
-        self._client = client
+        self._client = state.upstream.client()
         self._out = out
         # With thinking turned off, a model's reasoning is held until its answer starts: an answer that is
         # all reasoning is then a failed attempt, and the client sees none of it.
@@ -159,7 +163,7 @@ class StreamedAnswer:
         ex, emit, link = self._ex, self._out.emit, attempt.link
         assembler = read.assembler
         assert ex.chat is not None and assembler is not None
-        outcome = served(ex, link, assembler.usage, "".join(assembler.content), assembler.finish_reason)
+        outcome = served(self._state, ex, link, assembler.usage, "".join(assembler.content), assembler.finish_reason)
         latency_ms = ex.elapsed_ms()
         if ex.chat.include_usage:
             usage = {k: v for k, v in outcome.usage.items() if k != "estimated"}
@@ -183,7 +187,7 @@ class StreamedAnswer:
             event["truncated"] = "max_tokens"
             event["truncated_hint"] = TRUNCATED_HINT
         emit(sse(event))
-        await decision_share(ex)
+        await decision_share(self._state, ex)
         emit(SSE_DONE)
 
     async def fail(self, error: ChainFailed) -> None:
@@ -201,7 +205,7 @@ class StreamedAnswer:
     async def _end_with(self, error: ChainFailed) -> None:
         # The decision is shared first, so that it is readable once the client has [DONE].
         self._out.emit(error_event(error))
-        await decision_share(self._ex)
+        await decision_share(self._state, self._ex)
         self._out.emit(SSE_DONE)
 
 

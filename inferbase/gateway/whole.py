@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assemble import TRUNCATED_HINT, Choice, choices_of
 from .attempt import Attempt
@@ -12,6 +12,9 @@ from .choices import all_or_none, completion_from_chunks, completions_merge
 from .errors import ChainFailed
 from .exchange import Exchange
 from .repair import structured_repairs
+
+if TYPE_CHECKING:
+    from .state import AppState
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +39,10 @@ class WholeAnswer:
     stream = False
     serves_cut = True
 
-    def __init__(self, ex: Exchange, client: Any) -> None:
+    def __init__(self, state: AppState, ex: Exchange) -> None:
+        self._state = state
         self._ex = ex
-        self._client = client
+        self._client = state.upstream.client()
 
     async def read(self, attempt: Attempt) -> WholeRead:
         """Return one attempt's answer as one chat.completion of n choices: one upstream call asked for n, or
@@ -65,7 +69,7 @@ class WholeAnswer:
         return WholeRead(result, choices)
 
     async def serve(self, attempt: Attempt, read: WholeRead) -> dict[str, Any]:  # type: ignore[override]
-        return completion_body(self._ex, attempt, read)
+        return completion_body(self._state, self._ex, attempt, read)
 
     async def fail(self, error: ChainFailed) -> dict[str, Any]:
         raise error
@@ -74,12 +78,12 @@ class WholeAnswer:
         raise AssertionError("a whole answer never breaks off: nothing reaches the client before it is complete")
 
 
-def completion_body(ex: Exchange, attempt: Attempt, read: WholeRead) -> dict[str, Any]:
+def completion_body(state: AppState, ex: Exchange, attempt: Attempt, read: WholeRead) -> dict[str, Any]:
     """End the request as served by the attempt; return the chat.completion the client gets."""
     assert ex.routed is not None
     choices = read.choices
     link = attempt.link
-    outcome = served(ex, link, read.result.get("usage"), read.text(), choices[0].finish_reason)
+    outcome = served(state, ex, link, read.result.get("usage"), read.text(), choices[0].finish_reason)
     routing = {k: v for k, v in ex.routed.routing.items() if k != "object"}
     if any(choice.truncated_by_thinking for choice in choices):
         routing["truncated"] = "max_tokens"

@@ -9,7 +9,7 @@ import pytest
 from billing.models import UsageRollup
 from billing.selectors import usage_pending_merge, usage_report
 from billing.services import usage_day, usage_rollup_add
-from inferbase.gateway.persist import records_and_key_use_store
+from inferbase.gateway.state import AppState
 from observability.models import RequestLog
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,6 +65,7 @@ def test_report_keeps_to_its_days() -> None:
 
 def test_the_log_writer_counts_a_replayed_batch_once() -> None:
     first = [{"log": _log("r1"), "decision": None}, {"log": _log("r2", cost=5), "decision": None}]
+    records_and_key_use_store = AppState.from_settings().record_store
     records_and_key_use_store(first)
     records_and_key_use_store(first)  # replayed whole (the spool after a crash)
     records_and_key_use_store([first[1], {"log": _log("r3", cost=100), "decision": None}])  # partly new

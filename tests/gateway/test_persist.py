@@ -7,6 +7,7 @@ import time
 import pytest
 
 from inferbase.gateway import persist
+from inferbase.gateway.state import AppState
 from observability.models import RequestLog
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -17,11 +18,10 @@ def _record(request_id: str, key_id: int) -> dict:
                     "final_disposition": "served", "api_key_id": key_id}, "decision": None}
 
 
-def test_keys_not_marked_within_the_minute_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(persist, "LAST_WRITTEN_PRUNE_AT", 3)
-    monkeypatch.setattr(persist, "_last_written", {})
+def test_keys_not_marked_within_the_minute_are_forgotten() -> None:
+    store = persist.RecordStore(AppState.from_settings().decisions, prune_at=3)
     long_ago = time.monotonic() - 2 * persist.LAST_USED_RESOLUTION_S
-    persist._last_written.update({1001: long_ago, 1002: long_ago, 1003: long_ago})
-    persist.records_and_key_use_store([_record("req-a", 7), _record("req-b", 8)])
-    assert set(persist._last_written) == {7, 8}
+    store.last_written.update({1001: long_ago, 1002: long_ago, 1003: long_ago})
+    store([_record("req-a", 7), _record("req-b", 8)])
+    assert set(store.last_written) == {7, 8}
     assert RequestLog.objects.count() == 2

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from inferbase.gateway.persist import records_and_key_use_store
 from inferbase.gateway.samples import route_samples_from, sample_outcome
+from inferbase.gateway.state import AppState
 from routing.models import RouteSample
 
 
@@ -56,7 +56,7 @@ def test_a_record_without_attempts_gives_no_sample() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_writer_stores_the_samples_with_the_logs() -> None:
-    records_and_key_use_store([_record([{"route": "groq/a", "outcome": "timeout", "ms": 15000},
+    AppState.from_settings().record_store([_record([{"route": "groq/a", "outcome": "timeout", "ms": 15000},
                                         {"route": "together/a", "outcome": "served", "ms": 800,
                                          "first_token_ms": 90, "first_answer_token_ms": 90}])])
     rows = list(RouteSample.objects.order_by("route_id").values_list("route_id", "outcome", "first_token_ms",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from inferbase.api.validation import chat_request_parse
 from inferbase.gateway import route
 from inferbase.gateway.errors import NotRouted
 from inferbase.gateway.exchange import Exchange
-from inferbase.gateway.shared import RouteHealth, SharedLRU
-from inferbase.gateway.state import _snapshot_load
+from inferbase.gateway.shared import RouteHealth, SharedLRU, SharedRedis
+from inferbase.gateway.state import AppState, _snapshot_load
 from routing.engine.filters import utc_text
 from routing.services import catalog_load
 
@@ -46,9 +47,8 @@ def test_a_rested_route_comes_back() -> None:
     assert health.resting() == {}
 
 
-async def test_shared_lru_keeps_values_in_process_without_redis(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.REDIS_URL = ""
-    cache = SharedLRU("t", size=2, ttl_seconds=60)
+async def test_shared_lru_keeps_values_in_process_without_redis() -> None:
+    cache = SharedLRU("t", size=2, ttl_seconds=60, redis=SharedRedis("", "t"))
     cache.put("a", {"x": 1})
     cache.put("b", {"x": 2})
     cache.put("c", {"x": 3})
@@ -57,16 +57,16 @@ async def test_shared_lru_keeps_values_in_process_without_redis(settings) -> Non
 
 
 @pytest.mark.django_db
-def test_routing_skips_a_resting_route(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_routing_skips_a_resting_route() -> None:
     catalog_load(catalog_path=Path(settings.INFERBASE_CATALOG_PATH), evidence_path=Path(settings.INFERBASE_EVIDENCE_PATH))
     snapshot = _snapshot_load("test")
     health = RouteHealth(threshold=1, rest_seconds=60)
     health.record("simulated/meta-llama-3.3-70b", ok=False)
-    monkeypatch.setattr(route, "route_health", health)
+    state = dataclasses.replace(AppState.from_settings(), route_health=health)
     chat = chat_request_parse({"model": "meta-llama-3.3-70b", "messages": [{"role": "user", "content": "hi"}]})
     ex = Exchange(request_id="req-1", key=KEY, chat=chat)
     with pytest.raises(NotRouted) as raised:
-        route.route_request(ex, snapshot)
+        route.route_request(state, ex, snapshot)
     assert raised.value.status == 503
     until = utc_text(health.resting()["simulated/meta-llama-3.3-70b"])
     resting = f"resting after repeated failures (simulated/meta-llama-3.3-70b until {until})"
@@ -87,8 +87,9 @@ async def test_shared_lru_shares_values_across_processes_through_redis() -> None
     import uuid
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    writer = SharedLRU(name, size=10, ttl_seconds=60)  # one process...
-    reader = SharedLRU(name, size=10, ttl_seconds=60)  # ...and another: nothing in its own memory
+    writer = SharedLRU(name, size=10, ttl_seconds=60, redis=SharedRedis(settings.REDIS_URL, "t"))  # one process...
+    # ...and another: nothing in its own memory
+    reader = SharedLRU(name, size=10, ttl_seconds=60, redis=SharedRedis(settings.REDIS_URL, "t"))
     writer.put("k", {"task": "coding"})
 
     async def read() -> object:

@@ -47,7 +47,7 @@ async def database_thread_busy() -> AsyncIterator[None]:
 
 async def test_a_stale_key_is_served_while_its_refresh_waits(settings) -> None:  # type: ignore[no-untyped-def]
     created = await database_sync_to_async(api_key_create)(org_slug="acme", project_name="web")
-    keys = KeyCache()
+    keys = KeyCache(SnapshotHolder())
     key_hash = api_key_hash(created.raw_key)
     held = await keys.get(key_hash)
     assert held is not None and held.active

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from providers.http import close_shared_client, shared_client
+from providers.http import UpstreamClients
 from providers.transport import endpoint
 
 
@@ -32,7 +32,6 @@ async def cookie_server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     try:
         yield f"http://127.0.0.1:{port}/v1", seen
     finally:
-        await close_shared_client()
         await runner.cleanup()
 
 
@@ -40,10 +39,15 @@ async def cookie_server() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
 async def test_an_upstream_cookie_is_not_sent_with_the_next_request(
         cookie_server: tuple[str, list[dict[str, str]]], transport: str) -> None:
     base, seen = cookie_server
-    client = shared_client(transport)
-    for _ in range(3):
-        response = await client.post(endpoint(base, "/chat/completions"), content=b"{}")
-        assert response.status_code == 200 and "session=customer-" in response.headers["set-cookie"]
-    assert [s["cookie"] for s in seen] == ["", "", ""]
-    assert len(client.cookies) == 0
-    assert len({s["peer"] for s in seen}) == 1  # one kept-alive connection for the three requests
+    clients = UpstreamClients(transport)
+    client = clients.client()
+    try:
+        for _ in range(3):
+            response = await client.post(endpoint(base, "/chat/completions"), content=b"{}")
+            assert response.status_code == 200 and "session=customer-" in response.headers["set-cookie"]
+        assert [s["cookie"] for s in seen] == ["", "", ""]
+        assert len(client.cookies) == 0
+        assert len({s["peer"] for s in seen}) == 1  # one kept-alive connection for the three requests
+        assert clients.client() is client  # the same client for every request on this loop
+    finally:
+        await clients.aclose()
