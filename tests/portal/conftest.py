@@ -79,7 +79,7 @@ def make_routing_decision(log: RequestLog, **overrides: Any) -> RoutingDecision:
         "decisiveness_basis": "lead", "forced_single": False, "model": log.model_served, "measured": True,
         "proxied": False, "optimize_mode": "cost", "thinking": log.thinking or "off", "thinking_reason": "easy_prompt",
         "expected_wait_ms": 900, "wait_basis": "end_to_end",
-        "reasoning": f"Lowest expected cost among 2 eligible models (100 micro-dollars vs 125 micro-dollars for beta-70b)",
+        "reasoning": "Lowest expected cost among 2 eligible models (100 micro-dollars vs 125 micro-dollars for beta-70b)",
         "alternatives": [
             {"model": log.model_served, "rank": 1, "quality": 0.61, "expected_cost_micros": 100, "expected_wait_ms": 900},
             {"model": "beta-70b", "rank": 2, "quality": 0.74, "expected_cost_micros": 125, "expected_wait_ms": 1400},
