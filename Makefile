@@ -64,3 +64,9 @@ bench-soak: install-dev
 .PHONY: bench-scale
 bench-scale: install-dev
 	$(PY) -m bench.two_processes
+
+# Logs in the portal on 1,000,000 logged requests: seeds PostgreSQL once (DATABASE_URL, e.g.
+# postgres://postgres@127.0.0.1:5432/portal_bench), then times each page (docs/benchmarks.md).
+.PHONY: bench-portal
+bench-portal: install-dev
+	$(PY) -m bench.portal $(if $(ROWS),--rows $(ROWS))

@@ -7,6 +7,8 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db.models import QuerySet
+from django.forms.utils import flatatt
+from django.utils.html import format_html, format_html_join
 
 from routing.tasks import COMPLEXITIES, TASKS
 
@@ -31,6 +33,18 @@ class _DateTimeLocal(forms.DateTimeInput):
         super().__init__(format="%Y-%m-%dT%H:%M")
 
 
+class _Select(forms.Select):
+    """A select rendered in Python: through the template renderer each option cost about 0.2 ms, and the
+    filters offer a hundred or more (every key and model)."""
+
+    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None) -> str:
+        widget = self.get_context(name, value, attrs)["widget"]
+        options = format_html_join("", '<option value="{}"{}>{}</option>', (
+            (option["value"], " selected" if option["selected"] else "", option["label"])
+            for _, group, _ in widget["optgroups"] for option in group))
+        return format_html('<select name="{}"{}>{}</select>', name, flatatt(widget["attrs"]), options)
+
+
 class _IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
@@ -43,17 +57,18 @@ class RequestLogFilter(django_filters.FilterSet):
                                           widget=_DateTimeLocal())
     until = django_filters.DateTimeFilter(field_name="created_at", lookup_expr="lte", label="To (UTC)",
                                           widget=_DateTimeLocal())
-    project = django_filters.ChoiceFilter(field_name="project_id", empty_label=ANY)
-    key = django_filters.ChoiceFilter(field_name="api_key_id", empty_label=ANY, label="Key")
-    model = django_filters.ChoiceFilter(field_name="model_served", empty_label=ANY, label="Served model")
-    task = django_filters.ChoiceFilter(choices=_choices(TASKS), empty_label=ANY)
-    complexity = django_filters.ChoiceFilter(choices=_choices(COMPLEXITIES), empty_label=ANY)
+    project = django_filters.ChoiceFilter(field_name="project_id", empty_label=ANY, widget=_Select)
+    key = django_filters.ChoiceFilter(field_name="api_key_id", empty_label=ANY, label="Key", widget=_Select)
+    model = django_filters.ChoiceFilter(field_name="model_served", empty_label=ANY, label="Served model",
+                                        widget=_Select)
+    task = django_filters.ChoiceFilter(choices=_choices(TASKS), empty_label=ANY, widget=_Select)
+    complexity = django_filters.ChoiceFilter(choices=_choices(COMPLEXITIES), empty_label=ANY, widget=_Select)
     disposition = django_filters.ChoiceFilter(field_name="final_disposition", choices=_choices(DISPOSITIONS),
-                                              empty_label=ANY)
+                                              empty_label=ANY, widget=_Select)
     status = _IntegerFilter(field_name="status_code", label="Status", min_value=100, max_value=599)
-    streamed = django_filters.BooleanFilter(field_name="stream", label="Streamed", widget=forms.Select(
+    streamed = django_filters.BooleanFilter(field_name="stream", label="Streamed", widget=_Select(
         choices=[("", ANY), ("true", "yes"), ("false", "no")]))
-    thinking = django_filters.ChoiceFilter(choices=[("on", "on"), ("off", "off")], empty_label=ANY)
+    thinking = django_filters.ChoiceFilter(choices=[("on", "on"), ("off", "off")], empty_label=ANY, widget=_Select)
     q = django_filters.CharFilter(method="search_request_id", label="Request id")
 
     class Meta:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.urls import reverse
+
 from inferbase.accounts.selectors import api_key_labels, project_names
 from routing.decision import AUTO_MODEL_NAMES
 from routing.selectors import model_names
@@ -69,6 +71,11 @@ class LogRow:
     cost: str
     latency_ms: int
     ttft_ms: int | None
+    # Formatted here, once, rather than by template filters in each of a page's rows.
+    url: str
+    time_short: str  # "Nov 30, 17:12:40"
+    time_full: str  # "2026-11-30 17:12:40.007956"
+    time_iso: str
 
     @property
     def ok(self) -> bool:
@@ -81,12 +88,22 @@ def _created(value: Any) -> datetime:
     return datetime.fromtimestamp(float(value), tz=UTC)  # a fresh record carries epoch seconds
 
 
+def log_detail_url(request_id: str) -> str:
+    """Return the detail page's path (reversed once; a page has many rows)."""
+    return _detail_prefix() + request_id + "/"
+
+
+def _detail_prefix() -> str:
+    return reverse("portal:log_detail", args=["x"])[:-2]
+
+
 def log_row(values: Mapping[str, Any], names: Names) -> LogRow:
     """Return the row for a log's values, with names in place of ids."""
     project_id, key_id = values.get("project_id"), values.get("api_key_id")
+    created = _created(values["created_at"]).astimezone(UTC)
     return LogRow(
         request_id=values["request_id"],
-        created_at=_created(values["created_at"]),
+        created_at=created,
         project=names.projects.get(project_id, "") if project_id is not None else "",
         key=names.keys.get(key_id, "") if key_id is not None else "",
         model_requested=names.model(values.get("model_requested") or ""),
@@ -108,4 +125,8 @@ def log_row(values: Mapping[str, Any], names: Names) -> LogRow:
         cost=dollars(values.get("cost_micros") or 0),
         latency_ms=int(values.get("latency_ms") or 0),
         ttft_ms=values.get("ttft_ms"),
+        url=log_detail_url(values["request_id"]),
+        time_short=created.strftime("%b %-d, %H:%M:%S"),
+        time_full=created.strftime("%Y-%m-%d %H:%M:%S.%f"),
+        time_iso=created.isoformat(),
     )
