@@ -17,6 +17,7 @@ import random
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -53,6 +54,7 @@ def _setup() -> None:
     if not url.startswith(("postgres://", "postgresql://")):
         sys.exit("bench.portal needs DATABASE_URL=postgres://... (e.g. postgres://postgres@127.0.0.1:5432/portal_bench)")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "inferbase.settings")
+    warnings.filterwarnings("ignore", message="No directory at")  # WhiteNoise: no collected static files here
     import django
 
     django.setup()
@@ -156,9 +158,9 @@ def _decision_row(request_id: str, org_id: int, created: datetime, task: str, co
 
 def _seed(rows: int) -> None:
     """Seed the organization with `rows` requests and its neighbour with a tenth as many, unless already there."""
-    from django.db import connection
+    from django.db import connection, transaction
 
-    from observability.models import RequestLog
+    from observability.models import RequestLog, RoutingDecision
     from routing.models import Model
 
     models = list(Model.objects.order_by("catalog_id").values_list("catalog_id", flat=True))
@@ -167,13 +169,16 @@ def _seed(rows: int) -> None:
     for tag, (slug, count) in enumerate(((ORG, rows), (NEIGHBOUR, max(1, rows // 10))), start=1):
         org_id, _, keys = _accounts(slug)
         have = RequestLog.objects.filter(organization_id=org_id).count()
-        if have >= count:
+        decided = RoutingDecision.objects.filter(organization_id=org_id).count()
+        if have == count and decided >= count // DECISION_EVERY // 2:
             print(f"{slug}: {have:,} logged requests already there; not seeding", flush=True)
             continue
-        if have:
-            RequestLog.objects.filter(organization_id=org_id).delete()
+        # A different size, or an interrupted seeding: start again.
+        RequestLog.objects.filter(organization_id=org_id)._raw_delete(connection.alias)
+        RoutingDecision.objects.filter(organization_id=org_id)._raw_delete(connection.alias)
         t0 = time.perf_counter()
-        with connection.cursor() as cursor:
+        # In one transaction, so that an interrupted seeding leaves nothing behind.
+        with transaction.atomic(), connection.cursor() as cursor:
             raw = cursor.connection  # psycopg's own connection, for COPY
             with raw.cursor() as pg, \
                     pg.copy(f"COPY observability_requestlog ({', '.join(LOG_COLUMNS)}) FROM STDIN") as logs_copy:
@@ -189,7 +194,6 @@ def _seed(rows: int) -> None:
                     pg.copy(f"COPY observability_routingdecision ({', '.join(DECISION_COLUMNS)}) FROM STDIN") as copy:
                 for decision in decisions:
                     copy.write_row(decision)
-            raw.commit()
         print(f"{slug}: {count:,} requests and {len(decisions):,} decisions seeded in "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
     with connection.cursor() as cursor:

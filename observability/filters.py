@@ -57,14 +57,14 @@ class RequestLogFilter(django_filters.FilterSet):
                                           widget=_DateTimeLocal())
     until = django_filters.DateTimeFilter(field_name="created_at", lookup_expr="lte", label="To (UTC)",
                                           widget=_DateTimeLocal())
-    project = django_filters.ChoiceFilter(field_name="project_id", empty_label=ANY, widget=_Select)
+    project = django_filters.ChoiceFilter(field_name="project_id", empty_label=ANY, label="Project", widget=_Select)
     key = django_filters.ChoiceFilter(field_name="api_key_id", empty_label=ANY, label="Key", widget=_Select)
     model = django_filters.ChoiceFilter(field_name="model_served", empty_label=ANY, label="Served model",
                                         widget=_Select)
     task = django_filters.ChoiceFilter(choices=_choices(TASKS), empty_label=ANY, widget=_Select)
     complexity = django_filters.ChoiceFilter(choices=_choices(COMPLEXITIES), empty_label=ANY, widget=_Select)
     disposition = django_filters.ChoiceFilter(field_name="final_disposition", choices=_choices(DISPOSITIONS),
-                                              empty_label=ANY, widget=_Select)
+                                              label="Disposition", empty_label=ANY, widget=_Select)
     status = _IntegerFilter(field_name="status_code", label="Status", min_value=100, max_value=599)
     streamed = django_filters.BooleanFilter(field_name="stream", label="Streamed", widget=_Select(
         choices=[("", ANY), ("true", "yes"), ("false", "no")]))

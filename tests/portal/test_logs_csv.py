@@ -85,3 +85,20 @@ def acme_async(transactional_db: None):  # type: ignore[no-untyped-def]
     client = AsyncClient()
     client.force_login(make_user(org))
     return client, [log.request_id for log in logs]
+
+
+def test_export_reads_in_keyset_batches_with_every_row_once(acme: Organization, models: None,
+                                                            django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
+    from inferbase.portal.rows import names_for
+    from observability.filters import RequestLogFilter
+    from observability.selectors import request_log_export
+
+    key = make_api_key(make_project(acme))
+    instant = at(5)
+    logs = [make_request_log(key, created_at=instant) for _ in range(3)] + [make_request_log(key) for _ in range(2)]
+    expected = [log.request_id for log in sorted(logs, key=lambda log: (log.created_at, log.pk), reverse=True)]
+    names = names_for(organization_id=acme.pk)
+    filters = RequestLogFilter({}, projects=names.projects, keys=names.keys, models=names.models)
+    with django_assert_num_queries(3):  # 2 + 2 + 1 rows, one query per batch
+        rows = list(request_log_export(organization_id=acme.pk, filters=filters, batch_size=2))
+    assert [row["request_id"] for row in rows] == expected
