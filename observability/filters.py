@@ -53,6 +53,7 @@ class RequestLogFilter(django_filters.FilterSet):
     """Filters from the query string. Project, key and model choices are the viewer's organization's own, so a
     value from another organization is invalid, never applied; an invalid filter set matches no rows."""
 
+    q = django_filters.CharFilter(method="search_request_id", label="Request id")
     since = django_filters.DateTimeFilter(field_name="created_at", lookup_expr="gte", label="From (UTC)",
                                           widget=_DateTimeLocal())
     until = django_filters.DateTimeFilter(field_name="created_at", lookup_expr="lte", label="To (UTC)",
@@ -69,7 +70,6 @@ class RequestLogFilter(django_filters.FilterSet):
     streamed = django_filters.BooleanFilter(field_name="stream", label="Streamed", widget=_Select(
         choices=[("", ANY), ("true", "yes"), ("false", "no")]))
     thinking = django_filters.ChoiceFilter(choices=[("on", "on"), ("off", "off")], empty_label=ANY, widget=_Select)
-    q = django_filters.CharFilter(method="search_request_id", label="Request id")
 
     class Meta:
         model = RequestLog

@@ -35,6 +35,11 @@ WAIT_BASIS_MEANING = {
     "end_to_end": "end to end (not streamed: nothing arrives before the whole answer)",
 }
 _TRAIL_NUMBERS = ("step", "in", "out")
+# The order fields are shown in (PostgreSQL's jsonb keeps no order): the spec's, then any others by name.
+REQUESTED_ORDER = ("optimize", "model_pool", "quality_floor", "max_cost_micros", "first_token_timeout_ms",
+                   "deadline_ms", "allowed_providers", "chain_length", "prefer_cache", "extended_thinking",
+                   "max_tokens")
+REPAIR_ORDER = ("applied", "method", "reason", "reasked", "schema_valid", "schema_errors")
 # A catalog id in a sentence: letters, digits and - _ : . / inside, ending on a letter or digit.
 _ID_LIKE = re.compile(r"[A-Za-z0-9][\w\-:./]*\w")
 
@@ -99,9 +104,16 @@ class DecisionPage:
     policy: dict[str, Any] | None
     requested_routing: dict[str, Any]
     requested_other: dict[str, Any]
+    repair: dict[str, Any]
     decision: dict[str, Any] | None
     dropped_params: list[str] = field(default_factory=list)
     dropped_pool: list[str] = field(default_factory=list)
+
+
+def in_order(values: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    """Return the mapping with the keys in `order` first, in that order, then the rest by name."""
+    rank = {name: index for index, name in enumerate(order)}
+    return dict(sorted(values.items(), key=lambda item: (rank.get(item[0], len(order)), item[0])))
 
 
 def names_in_text(text: str, names: Names) -> str:
@@ -178,8 +190,9 @@ def decision_page(record: LogRecord, names: Names) -> DecisionPage:
         thinking_meaning=THINKING_MEANING.get(str(routing.get("thinking_reason")), ""),
         wait_basis_meaning=WAIT_BASIS_MEANING.get(str(routing.get("wait_basis")), ""),
         policy=routing.get("policy"),
-        requested_routing=dict(requested.get("routing") or {}),
-        requested_other={k: v for k, v in requested.items() if k != "routing"},
+        requested_routing=in_order(dict(requested.get("routing") or {}), REQUESTED_ORDER),
+        requested_other=in_order({k: v for k, v in requested.items() if k != "routing"}, REQUESTED_ORDER),
+        repair=in_order(dict(log.get("structured_output_repair") or {}), REPAIR_ORDER),
         decision=decision,
         dropped_params=list(log.get("dropped_params") or []),
         dropped_pool=[names.model(model_id) for model_id in routing.get("dropped_pool_ids") or []],

@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from inferbase.accounts.selectors import Viewer
 from observability.filters import RequestLogFilter
 from observability.keyset import cursor_decode
 from observability.selectors import request_log_export, request_log_get, request_log_list
@@ -20,8 +21,11 @@ PAGE_SIZE = 50
 PAGE_PARAM = "after"
 
 
-def _filters(request: HttpRequest, names: Names) -> RequestLogFilter:
-    return RequestLogFilter(request.GET, projects=names.projects, keys=names.keys, models=names.models)
+def _filters(request: HttpRequest) -> tuple[Viewer, Names, RequestLogFilter]:
+    """Return the viewer, the names its pages show, and the query string's filters over its choices."""
+    viewer = viewer_of(request)
+    names = names_for(organization_id=viewer.organization_id)
+    return viewer, names, RequestLogFilter(request.GET, projects=names.projects, keys=names.keys, models=names.models)
 
 
 def _query_without(request: HttpRequest, *names: str) -> str:
@@ -35,9 +39,7 @@ def _query_without(request: HttpRequest, *names: str) -> str:
 @require_safe
 def logs_view(request: HttpRequest) -> HttpResponse:
     """GET /portal/logs/: the organization's requests, newest first, filtered by the query string."""
-    viewer = viewer_of(request)
-    names = names_for(organization_id=viewer.organization_id)
-    filters = _filters(request, names)
+    viewer, names, filters = _filters(request)
     cursor = cursor_decode(request.GET.get(PAGE_PARAM))
     page = request_log_list(organization_id=viewer.organization_id, filters=filters, cursor=cursor, limit=PAGE_SIZE)
     query = _query_without(request, PAGE_PARAM)
@@ -60,9 +62,7 @@ def logs_view(request: HttpRequest) -> HttpResponse:
 @require_safe
 def logs_csv_view(request: HttpRequest) -> HttpResponse:
     """GET /portal/logs.csv: the same filtered list, every row, streamed as CSV."""
-    viewer = viewer_of(request)
-    names = names_for(organization_id=viewer.organization_id)
-    filters = _filters(request, names)
+    viewer, names, filters = _filters(request)
     if not filters.is_valid():
         problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in filters.errors.items())
         return HttpResponse(f"The filters are not valid ({problems}).\n", status=400, content_type="text/plain")

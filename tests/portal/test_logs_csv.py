@@ -6,6 +6,8 @@ import csv
 import io
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 from django.test import AsyncClient, Client
 
 from inferbase.accounts.models import Organization
@@ -69,10 +71,14 @@ def test_export_of_nothing_is_the_header_alone(analyst: Client) -> None:
 async def test_export_under_asgi_streams_an_async_iterator(acme_async) -> None:  # type: ignore[no-untyped-def]
     # Under ASGI Django reads a sync iterator whole (with a warning, an error here) before the first byte.
     client, request_ids = acme_async
-    response = await client.get("/portal/logs.csv")
-    assert response.status_code == 200 and response.is_async
-    content = b"".join([chunk async for chunk in response.streaming_content])
-    assert [r["request_id"] for r in _rows(content)] == request_ids
+    try:
+        response = await client.get("/portal/logs.csv")
+        assert response.status_code == 200 and response.is_async
+        content = b"".join([chunk async for chunk in response.streaming_content])
+        assert [r["request_id"] for r in _rows(content)] == request_ids
+    finally:
+        # The view ran on asgiref's shared sync thread, which later tests reuse: leave no connection open there.
+        await sync_to_async(connections.close_all)()
 
 
 @pytest.fixture
