@@ -84,9 +84,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         except ApiError as exc:
             await self._send_error(ex, exc)
         except asyncio.CancelledError:
-            ex.client_disconnected = True
-            ex.disposition = "client_disconnected"
-            ex.status_code = 499
+            if not self._body_ended:  # after the whole answer, the disconnect the server reports is no failure
+                ex.client_disconnected = True
+                ex.disposition = "client_disconnected"
+                ex.status_code = 499
             raise
         except Exception:
             logger.exception("unhandled error serving %s", ex.request_id)

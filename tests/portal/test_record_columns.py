@@ -14,7 +14,8 @@ def _log_row(live: LiveGateway, request_id: str) -> dict | None:
     out = live.shell(
         "import json; from observability.models import RequestLog as L; "
         f"row = L.objects.filter(request_id={request_id!r}).values('task', 'complexity', 'thinking', "
-        "'cached_tokens', 'structured_output_repair', 'requested', 'reasoning_tokens').first(); "
+        "'cached_tokens', 'structured_output_repair', 'requested', 'reasoning_tokens', 'status_code', "
+        "'final_disposition', 'client_disconnected').first(); "
         "print(json.dumps(row))")
     return json.loads(out) if out and out != "null" else None
 
@@ -43,3 +44,14 @@ def test_a_structured_output_repair_is_logged(live: LiveGateway, http: httpx.Cli
     row = poll(lambda: _log_row(live, response.json()["id"]), timeout=20)
     assert row["structured_output_repair"] == {"applied": True, "method": "code_fence"}
     assert row["requested"] == {"extended_thinking": False}
+
+
+def test_a_stream_read_to_its_end_is_logged_as_served(live: LiveGateway, http: httpx.Client) -> None:
+    # The server reports a disconnect once the body has ended; that is not the client leaving early.
+    with http.stream("POST", "/chat/completions", json={
+            "model": "auto", "stream": True, "messages": [{"role": "user", "content": "Write a haiku about routers"}]}) as response:
+        text = "".join(response.iter_text())
+        request_id = response.headers["x-request-id"]
+    assert text.rstrip().endswith("data: [DONE]")
+    row = poll(lambda: _log_row(live, request_id), timeout=20)
+    assert (row["status_code"], row["final_disposition"], row["client_disconnected"]) == (200, "served", False)
