@@ -89,6 +89,18 @@ def _decision(client: httpx.Client, request_id: str) -> dict | None:
     return response.json() if response.status_code == 200 else None
 
 
+def _arrive(driver, path_and_query: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait (polling, 10 s at most) until the browser has loaded the page at this path and query."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def arrived(d) -> bool:  # type: ignore[no-untyped-def]
+        url = d.current_url.split("://", 1)[-1]
+        return url[url.index("/"):].startswith(path_and_query) and d.execute_script(
+            "return document.readyState") == "complete"
+
+    WebDriverWait(driver, 10, poll_frequency=0.05).until(arrived)
+
+
 def _screenshot(driver, name: str) -> None:  # type: ignore[no-untyped-def]
     """Save the whole page (the window grown to its height) as docs/screenshots/<name>.png."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
@@ -109,7 +121,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
     _screenshot(driver, "login")
     driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
-    assert driver.current_url.endswith("/portal/logs/")
+    _arrive(driver, "/portal/logs/")
     assert driver.find_element(By.CSS_SELECTOR, ".crumbs").text == "Observability › Logs"
     rows = driver.find_elements(By.CSS_SELECTOR, "#log-rows tr[data-request-id]")
     assert len(rows) >= 3
@@ -118,6 +130,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
     Select(driver.find_element(By.NAME, "task")).select_by_value("coding")
     Select(driver.find_element(By.NAME, "streamed")).select_by_value("false")
     driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+    _arrive(driver, "/portal/logs/?")
     assert "task=coding" in driver.current_url and "streamed=false" in driver.current_url
     shown = [row.get_attribute("data-request-id") for row in
              driver.find_elements(By.CSS_SELECTOR, "#log-rows tr[data-request-id]")]
@@ -126,7 +139,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
     _screenshot(driver, "logs-filtered")
 
     driver.find_element(By.LINK_TEXT, portal["coding_id"]).click()
-    assert driver.current_url.endswith(f"/portal/logs/{portal['coding_id']}/")
+    _arrive(driver, f"/portal/logs/{portal['coding_id']}/")
     sentences = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#filter-trail li .sentence")]
     assert sentences == portal["decision"]["filter_trail_text"]
     pick_name = portal["decision"]["route_displays"][portal["decision"]["chain_attempted"][0]]
@@ -143,6 +156,7 @@ def test_another_organizations_request_is_not_found(browser, live: LiveGateway, 
         driver.find_element(By.NAME, "username").send_keys(portal["username"])
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
         driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
+        _arrive(driver, f"/portal/logs/{portal['other_id']}/")
     assert driver.find_element(By.TAG_NAME, "h1").text == "Not found"
     assert f"No request {portal['other_id']} in your organization's logs." in driver.page_source.replace("&#x27;", "'")
     cookies = {c["name"]: c["value"] for c in driver.get_cookies()}
