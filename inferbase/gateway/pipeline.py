@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
@@ -544,6 +544,8 @@ def _completion_response(ex: Exchange, link: ChainLink, result: dict[str, Any],
     elif len(repairs) > 1 and any(r is not None for r in repairs):
         # One report per choice, in choice order.
         usage_out["structured_output_repair"] = [r or {"applied": False} for r in repairs]
+    if "structured_output_repair" in usage_out:
+        usage["structured_output_repair"] = usage_out["structured_output_repair"]  # for the log record (ex.usage)
     return {
         "id": ex.request_id,
         "object": "chat.completion",
@@ -811,6 +813,19 @@ async def _emit_usage(ex: Exchange, link: ChainLink, assembler: ChunkAssembler, 
     emit(SSE_DONE)
 
 
+def requested_of(chat: ChatRequest) -> dict[str, Any]:
+    """Return what the request asked of routing, as sent: its routing object, extended_thinking, max_tokens."""
+    asked: dict[str, Any] = {}
+    routing = {name: value for name, value in asdict(chat.routing).items() if value is not None}
+    if routing:
+        asked["routing"] = routing
+    if chat.extended_thinking is not None:
+        asked["extended_thinking"] = chat.extended_thinking
+    if chat.max_tokens is not None:
+        asked["max_tokens"] = chat.max_tokens
+    return asked
+
+
 def record(ex: Exchange) -> None:
     """Hand the request's log record (and its decision) to the recorder; at most once."""
     if ex.recorded:
@@ -820,6 +835,8 @@ def record(ex: Exchange) -> None:
     served = ex.served
     usage = ex.usage or {}
     details = usage.get("completion_tokens_details") or {}
+    routed = ex.routing or {}
+    unrouted = ex.unrouted_classification
     log = {
         "request_id": ex.request_id,
         "organization_id": key.organization_id if key else None,
@@ -843,6 +860,13 @@ def record(ex: Exchange) -> None:
         "attempts": ex.attempts,
         "dropped_params": list(ex.dropped_params),
         "client_disconnected": ex.client_disconnected,
+        # Copied from the decision for Logs' filters.
+        "task": routed.get("task") or (unrouted.task if unrouted else None) or "",
+        "complexity": routed.get("complexity") or (unrouted.complexity if unrouted else None) or "",
+        "thinking": routed.get("thinking") or "",
+        "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        "structured_output_repair": usage.get("structured_output_repair"),
+        "requested": requested_of(ex.chat) if ex.chat else {},
     }
     recorder().record({"log": log, "decision": decision_entry(ex)})
 
