@@ -137,12 +137,13 @@ def broke_off_error(outcome: str) -> ChainFailed:
 
 
 def served(state: AppState, ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None, completion_text: str,
-           finish_reason: str | None) -> Outcome:
+           finish_reason: str | None, structured_output_repair: Any = None) -> Outcome:
     """End the request as served by `link`: its usage (the upstream's, else estimated) charged, the
     conversation anchored to its model; return the outcome (also set on the exchange)."""
     assert ex.chat is not None and ex.key is not None and ex.routed is not None
     usage = usage_from(upstream_usage, completion_text, ex.routed.prompt_tokens_estimate)
     ex.outcome = outcome_ended(link=link, usage=usage, cost_micros=charge(ex.key, link, usage),
-                               finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link))
+                               finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link),
+                               structured_output_repair=structured_output_repair)
     session_remember(state.sessions, ex.chat, ex.routed.session_model, link.model.id)
     return ex.outcome
