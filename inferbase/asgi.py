@@ -24,6 +24,7 @@ from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
 
 SIMULATED_PREFIX = "/simulated"
+GC_YOUNG_THRESHOLD = 5000  # allocations between young collections (Python's default: 700)
 
 
 def _simulated_app() -> Any:
@@ -42,13 +43,13 @@ def _gc_tune() -> None:
     ever become garbage. `gc.freeze()` moves them out of its sight; the larger first threshold makes
     young collections rarer (a pause of about 10 ms every few hundred requests instead of one of about
     1 ms every few requests). `INFERBASE_GC_TUNING=false` leaves the defaults."""
-    if os.environ.get("INFERBASE_GC_TUNING", "true").lower() in ("0", "false", "no"):
+    if not settings.INFERBASE_GC_TUNING:
         return
     import gc
 
     gc.collect()
     gc.freeze()
-    gc.set_threshold(5000, 20, 100)
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 100)
 
 
 def _warm() -> None:

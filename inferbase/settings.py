@@ -261,6 +261,9 @@ INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS",
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)
+# The served app freezes start-up's objects out of the garbage collector's sight and collects the young less
+# often (inferbase.asgi._gc_tune); false leaves Python's defaults.
+INFERBASE_GC_TUNING = env_bool("INFERBASE_GC_TUNING", True)
 
 # --- Evidence, health and the periodic tasks ---------------------------------------------------------
 # Latency and failure evidence: a route's figures come from its samples of the last window (at most the
