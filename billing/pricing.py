@@ -141,6 +141,12 @@ def ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
 
 
+def charge_multiplier(*, plan: str, markup_bps: int) -> float:
+    """Return what the organization is charged per micro-dollar of list price on a managed key: the markup, or
+    nothing on the free plan (routing weighs cost ceilings with it)."""
+    return 0.0 if plan == FREE_PLAN else (BPS + markup_bps) / BPS
+
+
 def marked_up_micros(picos: int, markup_bps: int) -> int:
     """Return picodollars of list price, marked up, as micro-dollars: the request's one rounding."""
     return round_half_up(picos * (BPS + markup_bps), BPS * PICOS_PER_MICRO)

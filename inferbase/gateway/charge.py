@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from billing.pricing import Charging, RoutePrice, UsageCounts, cost_micros
+from billing.pricing import Charging, RoutePrice, UsageCounts, charge_multiplier, cost_micros
 from inferbase.accounts.selectors import KeyInfo
 from routing.decision import ChainLink
 
@@ -12,8 +12,8 @@ USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens", "prompt_to
 
 
 def cost_multiplier(key: KeyInfo) -> float:
-    """Return what the organization pays per micro-dollar of list price (routing's cost ceilings use it)."""
-    return 0.0 if key.plan == "free" else (10_000 + key.markup_bps) / 10_000
+    """Return what the key's organization pays per micro-dollar of list price (routing's cost ceilings use it)."""
+    return charge_multiplier(plan=key.plan, markup_bps=key.markup_bps)
 
 
 def usage_from(upstream: dict[str, Any] | None, completion_text: str, prompt_tokens_estimate: int) -> dict[str, Any]:
