@@ -48,10 +48,12 @@ def _build(transport_name: str) -> httpx.AsyncClient:
 
 
 class UpstreamClients:
-    """The upstream clients of one application: one pooled client per event loop, built on first use there."""
+    """The upstream clients of one application: one pooled client per event loop, built on first use there.
+    A `transport` given replaces the network (tests hand in an `httpx.MockTransport` or an `ASGITransport`)."""
 
-    def __init__(self, transport_name: str = "aiohttp") -> None:
+    def __init__(self, transport_name: str = "aiohttp", *, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._transport_name = transport_name
+        self._transport = transport
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
             weakref.WeakKeyDictionary())
 
@@ -60,7 +62,8 @@ class UpstreamClients:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
-            client = _build(self._transport_name)
+            client = _build(self._transport_name) if self._transport is None else httpx.AsyncClient(
+                transport=self._transport, timeout=httpx.Timeout(None))
             self._clients[loop] = client
         return client
 

@@ -45,6 +45,12 @@ class SharedRedis:
             self._clients[loop] = client
         return client
 
+    async def aclose(self) -> None:
+        """Close this loop's client (shutdown, tests)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
     def spawn(self, coro: Any) -> None:
         """Run a write in the background (kept referenced until it ends)."""
         task = asyncio.ensure_future(coro)

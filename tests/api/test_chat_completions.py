@@ -104,9 +104,18 @@ def test_chat_completions_all_routes_failing_is_a_502_envelope(http: httpx.Clien
 
 
 def test_chat_completions_reasoning_only_answer_moves_to_the_next_model(http: httpx.Client) -> None:
+    # A pool whose best model on quality thinks (the client asked): 20 tokens end it mid-reasoning.
     response = _ask(http, model="auto", max_tokens=20, extended_thinking=True,
-                    messages=[{"role": "user", "content": "Prove that the square root of 2 is irrational."}])
+                    messages=[{"role": "user", "content": "Prove that the square root of 2 is irrational."}],
+                    routing={"model_pool": ["qwen3-32b", "openai-gpt-4.1-mini"], "optimize": "quality"})
     assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["choices"][0]["message"]["content"]  # an answer, not reasoning cut off by max_tokens
+    decision = poll(lambda: _decision(http, body["id"]))
+    attempts = decision["attempts"]
+    assert attempts[0]["outcome"] == "no_content_before_limit" and attempts[0]["model"] == body["routing"]["model"]
+    assert attempts[-1] == {**attempts[-1], "outcome": "served", "model": body["model"]}
+    assert body["model"] != body["routing"]["model"]  # the next model of the chain answered
 
 
 def _decision(http: httpx.Client, request_id: str) -> dict | None:

@@ -86,15 +86,25 @@ def test_policy_can_ask_once_more_when_there_is_no_document(live) -> None:  # ty
 
 
 def test_streamed_structured_output_is_forwarded_as_written(http: httpx.Client) -> None:
+    # The simulated upstream answers the same request with the same text, streamed or not.
+    body = {"model": "openai-gpt-4.1-mini", "response_format": {"type": "json_object"},
+            "messages": [{"role": "user", "content": "Give me a JSON object describing a cat. [sim:tag=as-written]"}]}
+    whole = http.post("/chat/completions", json=body).json()
     text = ""
-    with http.stream("POST", "/chat/completions", json={
-            "model": "openai-gpt-4.1-mini", "stream": True, "response_format": {"type": "json_object"},
-            "messages": [{"role": "user", "content": "Give me a JSON object describing a cat."}]}) as response:
+    usage_event = None
+    with http.stream("POST", "/chat/completions", json={**body, "stream": True}) as response:
         for line in response.iter_lines():
-            if line.startswith("data: {") and '"chat.completion.chunk"' in line:
-                for choice in json.loads(line[6:])["choices"]:
-                    text += choice["delta"].get("content") or ""
+            if line.startswith("data: {"):
+                event = json.loads(line[6:])
+                if event["object"] == "chat.completion.chunk":
+                    for choice in event["choices"]:
+                        text += choice["delta"].get("content") or ""
+                elif event["object"] == "usage":
+                    usage_event = event
     assert isinstance(json.loads(text), dict)
+    assert text == whole["choices"][0]["message"]["content"]  # the upstream's text, not a re-serialised copy
+    assert "structured_output_repair" not in whole["usage"]  # a plain document: nothing was taken out
+    assert usage_event is not None and "structured_output_repair" not in usage_event  # a stream is never repaired
 
 
 def test_named_model_without_a_needed_capability_is_a_400(http: httpx.Client) -> None:

@@ -87,17 +87,21 @@ async def test_shared_lru_shares_values_across_processes_through_redis() -> None
     import uuid
 
     name = f"t-{uuid.uuid4().hex[:8]}"
-    writer = SharedLRU(name, size=10, ttl_seconds=60, redis=SharedRedis(settings.REDIS_URL, "t"))  # one process...
-    # ...and another: nothing in its own memory
-    reader = SharedLRU(name, size=10, ttl_seconds=60, redis=SharedRedis(settings.REDIS_URL, "t"))
+    redis = [SharedRedis(settings.REDIS_URL, "t"), SharedRedis(settings.REDIS_URL, "t")]
+    writer = SharedLRU(name, size=10, ttl_seconds=60, redis=redis[0])  # one process...
+    reader = SharedLRU(name, size=10, ttl_seconds=60, redis=redis[1])  # ...and another: nothing in its own memory
     writer.put("k", {"task": "coding"})
 
     async def read() -> object:
-        for _ in range(200):
+        deadline = time.monotonic() + 5  # the write goes to Redis in the background
+        while True:
             value = await reader.get("k")
-            if value is not None:
+            if value is not None or time.monotonic() > deadline:
                 return value
             await asyncio.sleep(0.01)
-        return None
 
-    assert await read() == {"task": "coding"}
+    try:
+        assert await read() == {"task": "coding"}
+    finally:
+        for each in redis:
+            await each.aclose()

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,7 +88,22 @@ def test_classification_key_is_deterministic():
     assert key == classification_key(system="sys", user="hello there", has_tools=False)
     assert key != classification_key(system="sys", user="hello there", has_tools=True)
     assert key != classification_key(system="other", user="hello there", has_tools=False)
-    assert key == "6985fdc3f8b005ec126cff849f669f0b"
+    # Processes share keys through Redis: another process, with other hash seeds, computes the same key.
+    probe = ("from routing.classifier import classification_key; "
+             "print(classification_key(system='sys', user='hello there', has_tools=False))")
+    for seed in ("0", "12345"):
+        other = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[2], check=True,
+                               capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=60)
+        assert other.stdout.strip() == key
+
+
+def test_classification_key_changes_with_the_feature_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A classifier that reads its inputs differently must not be served the old one's cached classifications.
+    from routing.classifier import core
+
+    before = classification_key(system="sys", user="hello there", has_tools=False)
+    monkeypatch.setattr(core, "FEATURE_VERSION", core.FEATURE_VERSION + "-next")
+    assert classification_key(system="sys", user="hello there", has_tools=False) != before
 
 
 def test_classification_key_ignores_system_beyond_window():
