@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from typing import Any
 
@@ -24,6 +25,8 @@ from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
 from providers.lifespan import lifespan_serve  # noqa: E402
 
+# Chat completions, under both base paths, as URLRouter matches a path: without its leading "/".
+CHAT_PATH = re.compile(r"^api/v1/(?:inference/)?chat/completions/?$")
 SIMULATED_PREFIX = "/simulated"
 GC_YOUNG_THRESHOLD = 5000  # allocations between young collections (Python's default: 700)
 
@@ -109,7 +112,7 @@ simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
 
 application = StateMiddleware(ProtocolTypeRouter({
     "http": URLRouter([
-        re_path(r"^api/v1/(?:inference/)?chat/completions/?$", ChatCompletionsConsumer.as_asgi()),
+        re_path(CHAT_PATH.pattern, ChatCompletionsConsumer.as_asgi()),
         *([re_path(rf"^{SIMULATED_PREFIX[1:]}(?:/|$)", SimulatedMount(simulated_app, SIMULATED_PREFIX))]
           if simulated_app is not None else []),
         re_path(r"", django_app),  # the DRF API, the admin, the portal
