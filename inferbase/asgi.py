@@ -18,6 +18,7 @@ django_app = get_asgi_application()
 from django.conf import settings  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
+from inferbase.portal.live import websocket_application  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
 from providers.http import close_shared_client  # noqa: E402
 
@@ -63,6 +64,7 @@ _warm()
 _gc_tune()
 chat_app = ChatCompletionsConsumer.as_asgi()
 simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
+websocket_app = websocket_application()  # the portal's live tail (/portal/ws/logs/)
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -76,6 +78,8 @@ async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
             inner["path"] = path[len(SIMULATED_PREFIX):] or "/"
             inner["root_path"] = scope.get("root_path", "") + SIMULATED_PREFIX
             return await simulated_app(inner, receive, send)
+    if scope["type"] == "websocket":
+        return await websocket_app(scope, receive, send)
     if scope["type"] == "lifespan":
         return await _lifespan(receive, send)
     return await django_app(scope, receive, send)
