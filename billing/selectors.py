@@ -87,3 +87,36 @@ def usage_pending_merge(report: UsageReport, logs: list[dict[str, Any]]) -> Usag
     data = tuple(sorted(rows.values(), key=lambda row: _order(row[field])))
     totals = {name: sum(row[name] for row in data) for name in USAGE_COUNTS}
     return UsageReport(report.organization_id, report.start, report.end, report.group_by, totals, data)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSettings:
+    """What is configured for one scope: its budget (None: none) and its limits (None: no limit of that kind)."""
+
+    monthly_micros: int | None = None
+    alert_percent: int = 80
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+
+def scope_settings_get(*, scopes: list[tuple[str, int]]) -> dict[tuple[str, int], ScopeSettings]:
+    """Return the budget and rate limits of each (scope, scope_id) asked for; unset scopes get the defaults
+    (two queries)."""
+    wanted = {(scope, scope_id) for scope, scope_id in scopes}
+    budgets: dict[tuple[str, int], tuple[int, int]] = {}
+    limits: dict[tuple[str, int], tuple[int | None, int | None]] = {}
+    ids = {scope_id for _, scope_id in wanted}
+    for scope, scope_id, micros, alert in (Budget.objects.filter(scope_id__in=ids)
+                                           .values_list("scope", "scope_id", "monthly_micros", "alert_percent")):
+        if (scope, scope_id) in wanted:
+            budgets[(scope, scope_id)] = (micros, alert)
+    for scope, scope_id, rpm, tpm in (RateLimit.objects.filter(scope_id__in=ids)
+                                      .values_list("scope", "scope_id", "requests_per_minute", "tokens_per_minute")):
+        if (scope, scope_id) in wanted:
+            limits[(scope, scope_id)] = (rpm, tpm)
+    out = {}
+    for key in scopes:
+        micros, alert = budgets.get(key, (None, 80))
+        rpm, tpm = limits.get(key, (None, None))
+        out[key] = ScopeSettings(micros, alert, rpm, tpm)
+    return out

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import connection
 
-from .models import UsageRollup
+from .models import Budget, RateLimit, UsageRollup
 
 COUNTED = ("requests", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_micros")
 GROUP = ("organization_id", "day", "project_id", "api_key_id", "model")
@@ -66,3 +66,23 @@ def usage_rollup_add(logs: Iterable[dict[str, Any]]) -> None:
             for (org, day, project, key, model), counts in sorted(deltas.items(), key=lambda item: item[0])]
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
+
+
+def scope_settings_save(*, scope: str, scope_id: int, monthly_micros: int | None, alert_percent: int,
+                        requests_per_minute: int | None, tokens_per_minute: int | None) -> None:
+    """Set one scope's monthly budget and rate limits; None removes a budget, and both limits None remove the
+    rate-limit row. Saved and deleted through the models, so their signals bump the snapshot version."""
+    # Not in one transaction: each write commits before its signal bumps the version, so a process that
+    # reloads on the bump reads the new row, never the old one.
+    if monthly_micros is None:
+        for budget in Budget.objects.filter(scope=scope, scope_id=scope_id):
+            budget.delete()
+    else:
+        Budget.objects.update_or_create(scope=scope, scope_id=scope_id, defaults={
+            "monthly_micros": monthly_micros, "alert_percent": alert_percent})
+    if requests_per_minute is None and tokens_per_minute is None:
+        for limit in RateLimit.objects.filter(scope=scope, scope_id=scope_id):
+            limit.delete()
+    else:
+        RateLimit.objects.update_or_create(scope=scope, scope_id=scope_id, defaults={
+            "requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute})

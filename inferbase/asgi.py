@@ -22,6 +22,7 @@ from django.urls import re_path  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
 from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
+from inferbase.portal.live import websocket_application  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
 from providers.lifespan import lifespan_serve  # noqa: E402
 
@@ -109,6 +110,7 @@ _warm()
 state = AppState.from_settings()  # the process's state: snapshot, key cache, shared caches, log writer, clients
 _gc_tune()
 simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
+websocket_app = websocket_application()  # the portal's live tail (/portal/ws/logs/)
 
 application = StateMiddleware(ProtocolTypeRouter({
     "http": URLRouter([
@@ -117,6 +119,7 @@ application = StateMiddleware(ProtocolTypeRouter({
           if simulated_app is not None else []),
         re_path(r"", django_app),  # the DRF API, the admin, the portal
     ]),
+    "websocket": websocket_app,  # the portal's live tail
     "lifespan": Lifespan(state),
 }), state)
 

@@ -42,6 +42,15 @@ Store = Callable[[list[dict[str, Any]]], None]
 SPOOL_RETRY_SECONDS = 5.0
 
 
+_job = threading.local()
+
+
+def writer_job_loop() -> asyncio.AbstractEventLoop | None:
+    """Return the event loop that handed the writer thread the job it is running (None outside a job), so that
+    a store can hand work back to that loop without waiting for it (call_soon_threadsafe)."""
+    return getattr(_job, "loop", None)
+
+
 class WriterThread:
     """Runs the store in one daemon thread of its own, which holds its own database connection.
 
@@ -75,6 +84,7 @@ class WriterThread:
             # As database_sync_to_async does: drop a connection that broke or outlived CONN_MAX_AGE.
             try:
                 close_old_connections()
+                _job.loop = loop
                 result = fn(*args)
             except BaseException as exc:
                 error = exc

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import BenchmarkScore, Model, RouteEvidence, RouteLatency
+from .models import BenchmarkScore, Model, Route, RouteEvidence, RouteLatency
 
 
 def _latency(evidence: RouteEvidence | None, prior: RouteLatency | None) -> dict[str, Any]:
@@ -64,6 +64,19 @@ def model_evidence(*, model_id: str, routes: list[tuple[str, str]]) -> dict[str,
             "cooldown_until": row.cooldown_until.isoformat() if row and row.cooldown_until else None,
         })
     return {"routes": out_routes, "benchmarks": _benchmarks(model) if model is not None else {}}
+
+
+def model_get(*, model_id: str) -> Model | None:
+    """Return the catalog model with this id, or None."""
+    return Model.objects.filter(catalog_id=model_id).first()
+
+
+def model_enabled_routes(*, model_id: str) -> list[tuple[str, str]]:
+    """Return the model's enabled routes as (route id, provider slug), by provider (the portal's model page;
+    the API narrows them to the caller's servable ones through the snapshot)."""
+    rows = (Route.objects.filter(model__catalog_id=model_id, enabled=True, provider__enabled=True)
+            .order_by("provider__slug").values_list("provider__slug", flat=True))
+    return [(f"{slug}/{model_id}", slug) for slug in rows]
 
 
 def model_names() -> dict[str, str]:

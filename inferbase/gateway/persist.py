@@ -11,6 +11,7 @@ from django.db import transaction
 
 from billing.services import usage_rollup_add
 from inferbase.accounts.models import ApiKey
+from inferbase.portal.live import live_tail_publish
 from observability.metrics import metrics_observe
 from observability.services import records_store
 from routing.services import route_samples_store
@@ -37,11 +38,14 @@ class RecordStore:
 
     def __call__(self, records: list[dict[str, Any]]) -> None:
         """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in
-        the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); delete the
+        the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); publish their rows
+        to the portal's live tail; delete the
         shared copies of their decisions (the rows now answer), count it in the metrics, then mark the last use
         of the keys not marked this minute."""
         with transaction.atomic():
-            usage_rollup_add(records_store(records))
+            stored = records_store(records)
+            usage_rollup_add(stored)
+        live_tail_publish(stored)  # hands the rows to the event loop; never waits
         route_samples_store(route_samples_from(records))
         self._decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
         self._key_use_mark(records)

@@ -24,7 +24,8 @@ ROWS_PER_CHUNK = 500
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(value: Any) -> Any:
+def csv_cell(value: Any) -> Any:
+    """Return a CSV cell's value, quoted with ' when it starts like a spreadsheet formula."""
     # A spreadsheet runs a cell that starts like a formula; names (keys, projects) are the organization's input.
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
@@ -34,7 +35,7 @@ def _cell(value: Any) -> Any:
 def _line(values: dict[str, Any], names: Names) -> list[Any]:
     created: datetime = values["created_at"]
     project_id, key_id = values.get("project_id"), values.get("api_key_id")
-    return [_cell(v) for v in (
+    return [csv_cell(v) for v in (
         values["request_id"], created.isoformat(),
         names.projects.get(project_id, "") if project_id is not None else "",
         names.keys.get(key_id, "") if key_id is not None else "",

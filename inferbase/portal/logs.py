@@ -15,6 +15,7 @@ from observability.selectors import request_log_export, request_log_get, request
 from .access import portal_view, viewer_of
 from .decision import decision_page
 from .export import csv_chunks, csv_response
+from .live import WS_LOGS_PATH
 from .rows import Names, log_row, names_for
 
 PAGE_SIZE = 50
@@ -55,6 +56,7 @@ def logs_view(request: HttpRequest) -> HttpResponse:
         "query": query,
         "next_query": next_query,
         "paged": cursor is not None,
+        "live_path": WS_LOGS_PATH,
     })
 
 

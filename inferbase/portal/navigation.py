@@ -18,6 +18,8 @@ class NavItem:
 
 NAVIGATION: list[NavItem] = [
     NavItem("Observability", "Logs", "portal:logs", ("portal:logs", "portal:logs_csv", "portal:log_detail")),
+    NavItem("Billing", "Usage", "portal:usage", ("portal:usage", "portal:usage_csv")),
+    NavItem("Billing", "Budgets and limits", "portal:budgets", ("portal:budgets", "portal:budget_edit")),
 ]
 
 

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
 
-from . import login, logs
+from . import budgets, login, logs, model_page, usage
 from .access import portal_view
 
 app_name = "portal"
@@ -27,4 +27,9 @@ urlpatterns = [
     path("logs/", logs.logs_view, name="logs"),
     path("logs.csv", logs.logs_csv_view, name="logs_csv"),
     path("logs/<str:request_id>/", logs.log_detail_view, name="log_detail"),
+    path("usage/", usage.usage_view, name="usage"),
+    path("usage.csv", usage.usage_csv_view, name="usage_csv"),
+    path("models/<str:model_id>/", model_page.model_view, name="model"),
+    path("budgets/", budgets.budgets_view, name="budgets"),
+    path("budgets/<str:scope>/<int:scope_id>/", budgets.budget_edit_view, name="budget_edit"),
 ]

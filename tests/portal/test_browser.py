@@ -163,3 +163,93 @@ def test_another_organizations_request_is_not_found(browser, live: LiveGateway, 
     with httpx.Client(base_url=live.base_url, timeout=10, cookies=cookies) as client:  # the browser hides the status
         assert client.get(f"/portal/logs/{portal['other_id']}/").status_code == 404
         assert client.get(f"/portal/logs/{portal['coding_id']}/").status_code == 200
+
+
+def _log_in_as(driver, live: LiveGateway, username: str, path: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the path as this user, logging out whoever the browser is logged in as."""
+    from selenium.webdriver.common.by import By
+
+    driver.delete_all_cookies()
+    driver.get(f"{live.base_url}{path}")
+    driver.find_element(By.NAME, "username").send_keys(username)
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
+    _arrive(driver, path)
+
+
+def _wait(driver, condition, timeout: float = 20):  # type: ignore[no-untyped-def]
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+
+
+def test_the_live_tail_shows_a_new_request(browser, live: LiveGateway, portal: dict) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    _log_in_as(driver, live, portal["username"], "/portal/logs/")
+    _wait(driver, lambda d: d.find_element(By.ID, "live-status").get_attribute("data-state") == "open")
+    driver.execute_script("window.notReloaded = true;")
+    with httpx.Client(base_url=live.api, headers={"Authorization": f"Bearer {live.api_key}"}, timeout=30) as client:
+        response = client.post("/chat/completions", json={
+            "model": "auto", "messages": [{"role": "user", "content": "Say hello to the live tail"}]})
+    assert response.status_code == 200, response.text
+    request_id = response.json()["id"]
+    row = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'#log-rows tr[data-request-id="{request_id}"]'))
+    first = driver.find_element(By.CSS_SELECTOR, "#log-rows tr[data-request-id]")
+    assert first.get_attribute("data-request-id") == request_id and "fresh" in row[0].get_attribute("class")
+    assert driver.execute_script("return window.notReloaded === true;")  # it came without a reload
+    _screenshot(driver, "logs-live-tail")
+
+
+def test_usage_budgets_and_a_models_evidence(browser, live: LiveGateway, portal: dict) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    admin = f"admin-{uuid.uuid4().hex[:6]}"
+    live.manage("create_portal_user", "--org", "demo", "--role", "admin", "--username", admin, "--password", PASSWORD)
+    project = f"budgeted-{uuid.uuid4().hex[:6]}"
+    key = live.create_key(org="demo", project=project)
+    with httpx.Client(base_url=live.api, headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
+        spent = client.post("/chat/completions", json={"model": "auto", "max_tokens": 200, "messages": [
+            {"role": "user", "content": "Write a haiku about budgets"}]})
+    assert spent.status_code == 200, spent.text
+
+    _log_in_as(driver, live, admin, "/portal/usage/")
+    assert driver.find_element(By.CSS_SELECTOR, ".crumbs").text == "Billing › Usage"
+    bars = driver.find_elements(By.CSS_SELECTOR, "#spend-chart g.day")
+    assert len(bars) == 30
+    by_project = _wait(driver, lambda d: d.find_element(By.ID, "by-project"))
+    assert project in by_project.text
+    _screenshot(driver, "usage", whole=True)
+
+    driver.find_element(By.LINK_TEXT, "Budgets and limits").click()
+    _arrive(driver, "/portal/budgets/")
+    row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-scope=project]") if project in r.text)
+    row.find_element(By.LINK_TEXT, "Edit").click()
+    _wait(driver, lambda d: d.find_elements(By.NAME, "monthly_budget"))
+    budget = driver.find_element(By.NAME, "monthly_budget")
+    budget.send_keys("-3")
+    driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]").click()
+    error = _wait(driver, lambda d: d.find_elements(By.ID, "monthly_budget-error"))
+    assert error[0].text == "A budget cannot be negative."
+    budget = driver.find_element(By.NAME, "monthly_budget")
+    budget.clear()
+    budget.send_keys("0.000100")
+    driver.find_element(By.NAME, "requests_per_minute").send_keys("600")
+    driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]").click()
+    _arrive(driver, "/portal/budgets/?saved=project-")
+    row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-scope=project]") if project in r.text)
+    assert "of $0.000100" in row.text and "600" in row.text
+    assert row.find_elements(By.CSS_SELECTOR, ".meter .threshold")
+    driver.execute_script("window.scrollTo(0, 0);")  # the redirect's anchor scrolled to the row
+    _screenshot(driver, "budgets", whole=True)
+
+    driver.get(f"{live.base_url}/portal/logs/{portal['coding_id']}/")
+    link = driver.find_element(By.CSS_SELECTOR, "a.model-link")
+    name = link.text
+    link.click()
+    _wait(driver, lambda d: "/portal/models/" in d.current_url)
+    assert driver.find_element(By.TAG_NAME, "h1").text == name
+    assert driver.find_elements(By.CSS_SELECTOR, "#routes tr[data-route]")
+    _screenshot(driver, "model", whole=True)
