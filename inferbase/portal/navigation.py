@@ -18,6 +18,8 @@ class NavItem:
 
 NAVIGATION: list[NavItem] = [
     NavItem("Observability", "Logs", "portal:logs", ("portal:logs", "portal:logs_csv", "portal:log_detail")),
+    NavItem("Routing", "Policies", "portal:policies", ("portal:policies", "portal:policy_new", "portal:policy_detail",
+                                                        "portal:policy_edit", "portal:policy_restore")),
 ]
 
 

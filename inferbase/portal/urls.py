@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
 
-from . import login, logs
+from . import login, logs, policies
 from .access import portal_view
 
 app_name = "portal"
@@ -27,4 +27,10 @@ urlpatterns = [
     path("logs/", logs.logs_view, name="logs"),
     path("logs.csv", logs.logs_csv_view, name="logs_csv"),
     path("logs/<str:request_id>/", logs.log_detail_view, name="log_detail"),
+    path("policies/", policies.policies_view, name="policies"),
+    path("policies/new/", policies.policy_new_view, name="policy_new"),
+    path("policies/<int:policy_id>/", policies.policy_detail_view, name="policy_detail"),
+    path("policies/<int:policy_id>/edit/", policies.policy_edit_view, name="policy_edit"),
+    path("policies/<int:policy_id>/versions/<int:number>/restore/", policies.policy_restore_view,
+         name="policy_restore"),
 ]
