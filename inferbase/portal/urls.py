@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
 
-from . import login, logs, policies
+from . import keys, login, logs, policies
 from .access import portal_view
 
 app_name = "portal"
@@ -33,4 +33,9 @@ urlpatterns = [
     path("policies/<int:policy_id>/edit/", policies.policy_edit_view, name="policy_edit"),
     path("policies/<int:policy_id>/versions/<int:number>/restore/", policies.policy_restore_view,
          name="policy_restore"),
+    path("keys/", keys.keys_view, name="keys"),
+    path("keys/new/", keys.key_create_view, name="key_create"),
+    path("keys/<int:key_id>/", keys.key_edit_view, name="key_edit"),
+    path("keys/<int:key_id>/revoke/", keys.key_revoke_view, name="key_revoke"),
+    path("provider-keys/new/", keys.provider_key_create_view, name="provider_key_create"),
 ]
