@@ -61,8 +61,11 @@ def policy_detail_view(request: HttpRequest, policy_id: int) -> HttpResponse:
     if policy is None:
         return _not_found(request, policy_id)
     versions = policy_version_list(policy=policy)
-    history = [{"version": v, "changes": policy_diff(older.fields if older else None, v.fields), "first": older is None}
-               for v, older in zip(versions, [*versions[1:], None], strict=True)]
+    history = []
+    for index, version in enumerate(versions):
+        older = versions[index + 1] if index + 1 < len(versions) else None
+        history.append({"version": version, "changes": policy_diff(older.fields if older else None, version.fields),
+                        "first": older is None})
     names = dict(catalog_choices()[0])
     attached = policy_attachments(organization_id=viewer.organization_id, policy_id=policy.pk)
     projects = project_names(organization_id=viewer.organization_id)

@@ -58,6 +58,12 @@ def test_admin_creates_a_policy_from_model_names_as_version_1(admin: Client, acm
     assert "Alpha 7B" in detail and "Version 1" in detail and "<li>the organization's default</li>" in detail
 
 
+def test_a_policy_made_outside_the_portal_shows_with_no_history_yet(analyst: Client, acme: Organization) -> None:
+    policy = _policy(acme, pool=["alpha-7b"])
+    response = analyst.get(f"/portal/policies/{policy.pk}/")
+    assert response.status_code == 200 and b"No version recorded yet" in response.content
+
+
 def test_validation_explains_each_error_next_to_its_field(admin: Client, acme: Organization, models: None) -> None:
     _policy(acme, name="Taken")
     response = admin.post("/portal/policies/new/", _form(
