@@ -7,6 +7,8 @@ from typing import Any
 
 from django.conf import settings
 
+from providers.models import Provider
+
 from .models import BenchmarkScore, Model, PolicyVersion, RouteEvidence, RouteLatency, RoutingPolicy
 
 
@@ -89,8 +91,6 @@ def policy_version_list(*, policy: RoutingPolicy) -> list[PolicyVersion]:
 def catalog_choices() -> tuple[list[tuple[str, str]], list[str], list[str]]:
     """Return the enabled models as (catalog id, name) by name, the provider slugs, and the data regions
     providers declare: the choices a policy form offers."""
-    from providers.models import Provider
-
     models = list(Model.objects.filter(enabled=True).order_by("name", "catalog_id").values_list("catalog_id", "name"))
     providers = list(Provider.objects.order_by("slug").values_list("slug", "data_regions"))
     regions = sorted({region for _, declared in providers for region in (declared or ())})

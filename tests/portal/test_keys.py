@@ -130,3 +130,18 @@ def test_every_key_form_requires_the_csrf_token(acme: Organization, groq: Provid
     assert key.revoked_at is None and ApiKey.objects.count() == 1 and not ProviderKey.objects.exists()
     page = client.get("/portal/keys/").content.decode()
     assert page.count('name="csrfmiddlewaretoken"') >= 3  # create, revoke, provider key (and log out)
+
+
+def test_every_policy_and_key_page_sends_the_anonymous_to_login(acme: Organization) -> None:
+    key = make_api_key(make_project(acme))
+    policy = RoutingPolicy.objects.create(organization=acme, name="P")
+    client = Client()
+    for path in ("/portal/policies/", "/portal/policies/new/", f"/portal/policies/{policy.pk}/",
+                 f"/portal/policies/{policy.pk}/edit/", "/portal/keys/", f"/portal/keys/{key.pk}/"):
+        response = client.get(path)
+        assert response.status_code == 302 and response["Location"].startswith("/portal/login/?next="), path
+    for path in (f"/portal/policies/{policy.pk}/versions/1/restore/", f"/portal/keys/{key.pk}/revoke/",
+                 "/portal/keys/new/", "/portal/provider-keys/new/"):
+        assert client.post(path).status_code == 302, path
+    key.refresh_from_db()
+    assert key.revoked_at is None
