@@ -9,6 +9,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from routing.replay import ReplayRow
+
 from .filters import RequestLogFilter
 from .keyset import Cursor, newest_first
 from .models import RequestLog, RoutingDecision
@@ -103,3 +105,38 @@ def request_log_get(*, organization_id: int, request_id: str) -> LogRecord | Non
     decision = (RoutingDecision.objects.filter(request_id=request_id, organization_id=organization_id)
                 .values(*DECISION_FIELDS).first())
     return LogRecord(log, decision)
+
+
+REPLAY_LOG_FIELDS = ("request_id", "model_requested", "task", "complexity", "prompt_tokens", "stream", "requested",
+                     "project_id", "cost_micros", "final_disposition")
+
+
+def replay_rows(*, organization_id: int, limit: int, since: datetime | None = None,
+                until: datetime | None = None) -> list[ReplayRow]:
+    """Return the organization's latest `limit` logged requests that reached routing (within since..until when
+    given), newest first, as the dry-run of a policy replays them: the stored classification, token counts and
+    routing asks, and the pick routing made then with its estimates."""
+    logs = _logs_of(organization_id).exclude(model_requested="")
+    if since is not None:
+        logs = logs.filter(created_at__gte=since)
+    if until is not None:
+        logs = logs.filter(created_at__lt=until)
+    rows = list(logs.order_by("-created_at", "-id").values(*REPLAY_LOG_FIELDS)[:limit])
+    picks = {request_id: routing for request_id, routing in RoutingDecision.objects.filter(
+        organization_id=organization_id, request_id__in=[r["request_id"] for r in rows]).values_list(
+        "request_id", "routing")}
+    out = []
+    for row in rows:
+        routing = picks.get(row["request_id"]) or {}
+        pick = routing.get("model")
+        if pick is None and row["final_disposition"] != "not_routed":
+            continue  # stopped before routing (a budget, a rate limit): nothing to compare
+        estimate = next((a.get("expected_cost_micros") for a in routing.get("alternatives") or ()
+                         if a.get("model") == pick), None)
+        out.append(ReplayRow(
+            request_id=row["request_id"], model_requested=row["model_requested"], task=row["task"],
+            complexity=row["complexity"], prompt_tokens=row["prompt_tokens"], stream=row["stream"],
+            requested=row["requested"] or {}, project_id=row["project_id"], then_model=pick,
+            then_cost_micros=estimate if estimate is not None else (row["cost_micros"] if pick else None),
+            then_wait_ms=routing.get("expected_wait_ms")))
+    return out

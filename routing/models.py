@@ -208,3 +208,23 @@ class RoutingPolicy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class PolicyVersion(models.Model):
+    """One saved state of a routing policy: every change is a new version, numbered from 1, with who made it
+    and the policy's whole field snapshot (routing.policies.POLICY_FIELDS), so two versions diff and any can
+    be restored."""
+
+    policy = models.ForeignKey(RoutingPolicy, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    author = models.CharField(max_length=150, blank=True, default="", help_text="The username that saved it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    fields = models.JSONField(default=dict)
+    note = models.CharField(max_length=200, blank=True, default="", help_text="e.g. restored from version 3")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["policy", "number"], name="policy_version_unique")]
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"{self.policy_id} v{self.number}"

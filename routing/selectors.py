@@ -7,7 +7,9 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import BenchmarkScore, Model, Route, RouteEvidence, RouteLatency
+from providers.models import Provider
+
+from .models import BenchmarkScore, Model, PolicyVersion, Route, RouteEvidence, RouteLatency, RoutingPolicy
 
 
 def _latency(evidence: RouteEvidence | None, prior: RouteLatency | None) -> dict[str, Any]:
@@ -82,3 +84,27 @@ def model_enabled_routes(*, model_id: str) -> list[tuple[str, str]]:
 def model_names() -> dict[str, str]:
     """Return every catalog model, catalog id -> its name."""
     return dict(Model.objects.values_list("catalog_id", "name"))
+
+
+def routing_policy_list(*, organization_id: int) -> list[RoutingPolicy]:
+    """Return the organization's own policies, by name (shared Inferbase policies are not theirs to edit)."""
+    return list(RoutingPolicy.objects.filter(organization_id=organization_id).order_by("name", "pk"))
+
+
+def routing_policy_get(*, organization_id: int, policy_id: int) -> RoutingPolicy | None:
+    """Return the organization's policy with this id, or None (another organization's is None too)."""
+    return RoutingPolicy.objects.filter(organization_id=organization_id, pk=policy_id).first()
+
+
+def policy_version_list(*, policy: RoutingPolicy) -> list[PolicyVersion]:
+    """Return the policy's versions, newest first."""
+    return list(PolicyVersion.objects.filter(policy=policy).order_by("-number"))
+
+
+def catalog_choices() -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """Return the enabled models as (catalog id, name) by name, the provider slugs, and the data regions
+    providers declare: the choices a policy form offers."""
+    models = list(Model.objects.filter(enabled=True).order_by("name", "catalog_id").values_list("catalog_id", "name"))
+    providers = list(Provider.objects.order_by("slug").values_list("slug", "data_regions"))
+    regions = sorted({region for _, declared in providers for region in (declared or ())})
+    return models, [slug for slug, _ in providers], regions

@@ -20,7 +20,18 @@ from providers.models import Provider
 
 from .evidence import Cooldown, CooldownRules, Sample, Window, cooldown_next, in_window, route_figures
 from .feeds import FeedCheck, feed_check
-from .models import BenchmarkFeedLoad, BenchmarkScore, Model, Route, RouteEvidence, RouteLatency, RouteSample
+from .models import (
+    BenchmarkFeedLoad,
+    BenchmarkScore,
+    Model,
+    PolicyVersion,
+    Route,
+    RouteEvidence,
+    RouteLatency,
+    RouteSample,
+    RoutingPolicy,
+)
+from .policies import POLICY_FIELDS, policy_fields
 from .snapshot import EVIDENCE_REFRESHED_KEY, snapshot_version_bump
 
 SIMULATED = "simulated"
@@ -365,3 +376,35 @@ def benchmark_feeds_refresh() -> list[BenchmarkFeedLoad]:
         if load is not None:
             loads.append(load)
     return loads
+
+
+@transaction.atomic
+def routing_policy_save(*, policy: RoutingPolicy, fields: dict[str, Any], author: str,
+                        note: str = "") -> PolicyVersion | None:
+    """Write the fields to the policy (new or existing) and record the result as its next version; return the
+    version, or None when nothing changed. Every process routes by it within a second: the save bumps the
+    snapshot version (the post-save signal), and again once the transaction commits so that no process can
+    rebuild its snapshot from the rows as they were before the commit."""
+    unknown = set(fields) - set(POLICY_FIELDS)
+    if unknown:
+        raise ValueError(f"not policy fields: {', '.join(sorted(unknown))}")
+    last = policy.versions.first() if policy.pk else None
+    if policy.pk and last is None:  # made before versions (manage.py, the admin): its state so far is version 1
+        last = PolicyVersion.objects.create(policy=policy, number=1, fields=policy_fields(policy),
+                                            note="as it was before its first portal edit")
+    for name, value in fields.items():
+        setattr(policy, name, value)
+    recorded = policy_fields(policy)
+    if last is not None and last.fields == recorded:
+        return None
+    policy.save()
+    number = 1 if last is None else last.number + 1
+    version = PolicyVersion.objects.create(policy=policy, number=number, author=author, fields=recorded, note=note)
+    transaction.on_commit(snapshot_version_bump)
+    return version
+
+
+def routing_policy_restore(*, policy: RoutingPolicy, version: PolicyVersion, author: str) -> PolicyVersion | None:
+    """Make an earlier version's fields current again, as a new version (None when they already are)."""
+    return routing_policy_save(policy=policy, fields=dict(version.fields), author=author,
+                               note=f"restored from version {version.number}")

@@ -51,10 +51,14 @@ def default_policy_maps() -> tuple[dict[int, int], dict[int, int]]:
     return projects, orgs
 
 
-def provider_secrets() -> dict[int, dict[str, str]]:
-    """Return project id -> provider slug -> decrypted secret (kept in memory only)."""
+def provider_secrets(*, organization_id: int | None = None) -> dict[int, dict[str, str]]:
+    """Return project id -> provider slug -> decrypted secret (kept in memory only), of one organization's
+    projects when given."""
+    rows = ProviderKey.objects.select_related("provider")
+    if organization_id is not None:
+        rows = rows.filter(project__organization_id=organization_id)
     out: dict[int, dict[str, str]] = {}
-    for row in ProviderKey.objects.select_related("provider"):
+    for row in rows:
         secret = secret_decrypt(row.encrypted_secret)
         if secret:
             out.setdefault(row.project_id, {})[row.provider.slug] = secret
@@ -100,3 +104,47 @@ def api_key_labels(*, organization_id: int) -> dict[int, str]:
     rows = (ApiKey.objects.filter(project__organization_id=organization_id).order_by("-created_at", "-id")
             .values_list("id", "name", "prefix"))
     return {key_id: f"{name} ({prefix}…)" if name else f"{prefix}…" for key_id, name, prefix in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyAttachments:
+    organization_default: bool
+    project_ids: frozenset[int]
+    key_ids: frozenset[int]
+
+
+def policy_attachments(*, organization_id: int, policy_id: int) -> PolicyAttachments:
+    """Return where the organization's policy applies: its default, and which projects' and keys'."""
+    org_default = Organization.objects.filter(pk=organization_id, default_policy_id=policy_id).exists()
+    projects = Project.objects.filter(organization_id=organization_id, default_policy_id=policy_id)
+    keys = ApiKey.objects.filter(project__organization_id=organization_id, policy_id=policy_id)
+    return PolicyAttachments(org_default, frozenset(projects.values_list("id", flat=True)),
+                             frozenset(keys.values_list("id", flat=True)))
+
+
+def api_key_list(*, organization_id: int) -> list[ApiKey]:
+    """Return the organization's API keys with their projects and policies, by project then newest first."""
+    return list(ApiKey.objects.filter(project__organization_id=organization_id).select_related("project", "policy")
+                .order_by("project__name", "-created_at", "-id"))
+
+
+def api_key_get(*, organization_id: int, key_id: int) -> ApiKey | None:
+    """Return the organization's key with this id, or None (another organization's is None too)."""
+    return ApiKey.objects.filter(project__organization_id=organization_id, pk=key_id).select_related("project").first()
+
+
+def project_get(*, organization_id: int, project_id: int) -> Project | None:
+    return Project.objects.filter(organization_id=organization_id, pk=project_id).first()
+
+
+def provider_key_list(*, organization_id: int) -> list[ProviderKey]:
+    """Return the organization's provider keys (never their secrets: the rows keep them encrypted)."""
+    return list(ProviderKey.objects.filter(project__organization_id=organization_id)
+                .select_related("project", "provider").order_by("project__name", "provider__slug"))
+
+
+def organization_cost_multiplier(*, organization_id: int) -> float:
+    """Return what the organization pays per list-price micro-dollar (0 on the free plan), as routing estimates it."""
+    plan, markup_bps = Organization.objects.filter(pk=organization_id).values_list("plan", "markup_bps").get()
+    return 0.0 if plan == Organization.Plan.FREE else (10_000 + markup_bps) / 10_000
+

@@ -82,14 +82,53 @@ def api_key_create(
     policy = None
     if policy_name:
         policy = routing_policy_for_key(organization=org, name=policy_name, create=create_policy)
+    created = api_key_issue(project=project, name=name, policy=policy)
+    return CreatedKey(api_key=created.api_key, raw_key=created.raw_key, previous_plan=previous_plan)
+
+
+def api_key_issue(*, project: Project, name: str = "", policy: RoutingPolicy | None = None) -> CreatedKey:
+    """Create a key for the project; the raw key is returned only here (the database keeps its hash)."""
     raw = KEY_PREFIX + secrets.token_urlsafe(32).replace("-", "a").replace("_", "b")
     key = ApiKey.objects.create(project=project, name=name, prefix=raw[:12], key_hash=api_key_hash(raw), policy=policy)
-    return CreatedKey(api_key=key, raw_key=raw, previous_plan=previous_plan)
+    return CreatedKey(api_key=key, raw_key=raw)
 
 
 def api_key_revoke(*, api_key: ApiKey) -> None:
+    """Revoke the key; every process refuses it within a second (the save bumps the snapshot version, and key
+    lookups are cached per version)."""
     api_key.revoked_at = timezone.now()
     api_key.save(update_fields=["revoked_at"])
+
+
+def api_key_update(*, api_key: ApiKey, name: str, policy: RoutingPolicy | None) -> None:
+    """Rename the key and attach a policy (None: it runs under its project's, else its organization's)."""
+    api_key.name = name
+    api_key.policy = policy
+    api_key.save(update_fields=["name", "policy"])
+
+
+@transaction.atomic
+def routing_policy_attach(*, policy: RoutingPolicy, organization_default: bool, project_ids: set[int],
+                          key_ids: set[int]) -> None:
+    """Make the policy its organization's default or not, and the default of exactly these of its projects and
+    the policy of exactly these of its keys (ids of another organization are ignored)."""
+    org = Organization.objects.select_for_update().get(pk=policy.organization_id)
+    if organization_default and org.default_policy_id != policy.pk:
+        org.default_policy = policy
+        org.save(update_fields=["default_policy"])
+    elif not organization_default and org.default_policy_id == policy.pk:
+        org.default_policy = None
+        org.save(update_fields=["default_policy"])
+    for project in Project.objects.filter(organization=org):
+        wanted = project.pk in project_ids
+        if wanted != (project.default_policy_id == policy.pk):
+            project.default_policy = policy if wanted else None
+            project.save(update_fields=["default_policy"])
+    for key in ApiKey.objects.filter(project__organization=org):
+        wanted = key.pk in key_ids
+        if wanted != (key.policy_id == policy.pk):
+            key.policy = policy if wanted else None
+            key.save(update_fields=["policy"])
 
 
 def provider_key_set(*, project: Project, provider: Provider, secret: str, label: str = "") -> ProviderKey:

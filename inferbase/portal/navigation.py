@@ -18,6 +18,10 @@ class NavItem:
 
 NAVIGATION: list[NavItem] = [
     NavItem("Observability", "Logs", "portal:logs", ("portal:logs", "portal:logs_csv", "portal:log_detail")),
+    NavItem("Routing", "Policies", "portal:policies", ("portal:policies", "portal:policy_new", "portal:policy_detail",
+                                                        "portal:policy_edit", "portal:policy_restore")),
+    NavItem("Access", "Keys", "portal:keys", ("portal:keys", "portal:key_create", "portal:key_edit",
+                                              "portal:key_revoke", "portal:provider_key_create")),
     NavItem("Billing", "Usage", "portal:usage", ("portal:usage", "portal:usage_csv")),
     NavItem("Billing", "Budgets and limits", "portal:budgets", ("portal:budgets", "portal:budget_edit")),
 ]
