@@ -28,6 +28,10 @@ class RequestLog(models.Model):
     attempts = models.JSONField(default=list)
     dropped_params = models.JSONField(default=list)
     client_disconnected = models.BooleanField(default=False)
+    # billing.pricing.CostBreakdown.as_dict(): price lines per billed attempt, checks, markup, waivers.
+    cost_breakdown = models.JSONField(default=dict)
+    # billing.guardrails.CheckResult.as_dict() per check run (never the matched text).
+    guardrails = models.JSONField(default=list)
 
     class Meta:
         indexes = [models.Index(fields=["organization_id", "-created_at"], name="log_org_created")]

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from billing.pricing import BilledAttempt, CostBreakdown, GuardrailCharge
 from inferbase.accounts.selectors import KeyInfo
 from routing.decision import ChainLink, Decision
 
@@ -118,6 +119,11 @@ class Exchange:
     attempts: list[AttemptResult] = field(default_factory=list)
     ttft_ms: int | None = None
     outcome: Outcome | None = None
+    # Every upstream call the provider billed (served, re-asks, failed attempts that reported usage) and the
+    # guardrail checks run: what the request is charged, priced once into `breakdown` (charge.charge).
+    billed: list[BilledAttempt] = field(default_factory=list)
+    guardrail_charges: list[GuardrailCharge] = field(default_factory=list)
+    breakdown: CostBreakdown | None = None
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)

@@ -80,6 +80,7 @@ class StreamRead:
 
     assembler: ChunkAssembler | None
     started: float
+    usage: dict[str, Any] | None = None  # what the upstream reported (a cut attempt's too: it was billed)
 
     @property
     def cut(self) -> bool:
@@ -135,7 +136,7 @@ class StreamedAnswer:
                         emit(sse(out))
                         continue
                     if finish and not content and self._hold_reasoning and assembler.reasoning:
-                        return StreamRead(None, attempt.started)  # ended with held reasoning only: a failed attempt
+                        return StreamRead(None, attempt.started, assembler.usage)  # held reasoning only: a failed attempt
                     if content or finish or (reasoning and not self._hold_reasoning):
                         committed = True
                         ex.ttft_ms = ex.elapsed_ms()
@@ -150,7 +151,7 @@ class StreamedAnswer:
                 raise BrokeOff(exc) from exc
             raise
         # Not committed: it ended with reasoning only (held) or nothing at all.
-        return StreamRead(assembler if committed else None, attempt.started)
+        return StreamRead(assembler if committed else None, attempt.started, assembler.usage)
 
     async def amend(self, attempt: Attempt, read: StreamRead) -> StreamRead:  # type: ignore[override]
         return read

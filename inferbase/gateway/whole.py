@@ -29,6 +29,10 @@ class WholeRead:
     def cut(self) -> bool:
         return all(choice.cut_before_content for choice in self.choices)
 
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        return self.result.get("usage")
+
     def text(self) -> str:
         return "".join(str(choice.message.get("content") or "") for choice in self.choices)
 
