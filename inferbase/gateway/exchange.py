@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from billing.limits import Reservation
 from billing.pricing import BilledAttempt, CostBreakdown, GuardrailCharge
 from inferbase.accounts.selectors import KeyInfo
 from routing.decision import ChainLink, Decision
@@ -124,6 +125,8 @@ class Exchange:
     billed: list[BilledAttempt] = field(default_factory=list)
     guardrail_charges: list[GuardrailCharge] = field(default_factory=list)
     breakdown: CostBreakdown | None = None
+    reservation: Reservation | None = None  # what the limits hold for the request until it is settled
+    limit_headers: dict[str, str] = field(default_factory=dict)  # x-ratelimit-* and budget headers, when limited
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
