@@ -103,3 +103,9 @@ test-clients: install $(CLIENTS)/.venv/.installed $(CLIENTS)/.venv-instructor/.i
 .PHONY: bench-stall
 bench-stall: install-dev
 	$(PY) -m bench.db_stall
+
+# Logs in the portal on 1,000,000 logged requests: seeds PostgreSQL once (DATABASE_URL, e.g.
+# postgres://postgres@127.0.0.1:5432/portal_bench), then times each page (docs/benchmarks.md).
+.PHONY: bench-portal
+bench-portal: install-dev
+	$(PY) -m bench.portal $(if $(ROWS),--rows $(ROWS))

@@ -1,11 +1,11 @@
-"""ASGI entry point: chat completions on the Channels consumer, the simulated upstream at /simulated
-(embedded default), and everything else on Django (DRF API, admin, portal)."""
+"""ASGI entry point: the application's state, built once, and Channels' routing: chat completions on the
+Channels consumer, the simulated upstream at /simulated (embedded default), everything else on Django
+(DRF API, admin, portal); the lifespan (uvicorn) or Twisted's triggers (daphne) start and stop the log writer."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import sys
 from typing import Any
 
@@ -15,14 +15,16 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
-from inferbase.gateway.state import SCOPE_KEY, AppState  # noqa: E402
+from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
 
-CHAT_PATH = re.compile(r"^/api/v1/(?:inference/)?chat/completions/?$")
 SIMULATED_PREFIX = "/simulated"
+GC_YOUNG_THRESHOLD = 5000  # allocations between young collections (Python's default: 700)
 
 
 def _simulated_app() -> Any:
@@ -41,13 +43,13 @@ def _gc_tune() -> None:
     ever become garbage. `gc.freeze()` moves them out of its sight; the larger first threshold makes
     young collections rarer (a pause of about 10 ms every few hundred requests instead of one of about
     1 ms every few requests). `INFERBASE_GC_TUNING=false` leaves the defaults."""
-    if os.environ.get("INFERBASE_GC_TUNING", "true").lower() in ("0", "false", "no"):
+    if not settings.INFERBASE_GC_TUNING:
         return
     import gc
 
     gc.collect()
     gc.freeze()
-    gc.set_threshold(5000, 20, 100)
+    gc.set_threshold(GC_YOUNG_THRESHOLD, 20, 100)
 
 
 def _warm() -> None:
@@ -59,45 +61,67 @@ def _warm() -> None:
     classify(system="", user="warm up", has_tools=False)
 
 
+class SimulatedMount:
+    """The simulated upstream under /simulated: the ASGI app sees its own paths, the prefix in root_path."""
+
+    def __init__(self, app: Any, prefix: str) -> None:
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        inner = dict(scope)
+        inner["path"] = scope["path"][len(self.prefix):] or "/"
+        inner["root_path"] = scope.get("root_path", "") + self.prefix
+        await self.app(inner, receive, send)
+
+
+class Lifespan:
+    """Under servers that speak the ASGI lifespan (uvicorn): start the log writer (and the embedded scheduler),
+    and drain the writer at shutdown."""
+
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                _start(self.state)
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                try:
+                    await _stop(self.state)
+                finally:
+                    await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def _start(state: AppState) -> None:
+    """Start what runs beside the requests: the log writer (which replays its spool at once) and, on the
+    embedded default, the periodic tasks (inferbase/scheduler.py)."""
+    state.recorder.start()
+    scheduler_ensure()
+
+
+async def _stop(state: AppState) -> None:
+    await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+    await state.upstream.aclose()
+
+
 _warm()
 state = AppState.from_settings()  # the process's state: snapshot, key cache, shared caches, log writer, clients
 _gc_tune()
-chat_app = ChatCompletionsConsumer.as_asgi()
 simulated_app = _simulated_app() if settings.INFERBASE_SIMULATED_MOUNT else None
 
-
-async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    scheduler_ensure()  # the periodic tasks run in this process on the embedded default (inferbase/scheduler.py)
-    if scope["type"] == "http":
-        scope = {**scope, SCOPE_KEY: state}
-        path = scope["path"]
-        if CHAT_PATH.match(path):
-            return await chat_app(scope, receive, send)
-        if simulated_app is not None and (path == SIMULATED_PREFIX or path.startswith(SIMULATED_PREFIX + "/")):
-            inner = dict(scope)
-            inner["path"] = path[len(SIMULATED_PREFIX):] or "/"
-            inner["root_path"] = scope.get("root_path", "") + SIMULATED_PREFIX
-            return await simulated_app(inner, receive, send)
-    if scope["type"] == "lifespan":
-        return await _lifespan(receive, send)
-    return await django_app(scope, receive, send)
-
-
-async def _lifespan(receive: Any, send: Any) -> None:
-    """Under servers that speak the ASGI lifespan (uvicorn): start the log writer, and drain it at shutdown."""
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            state.recorder.start()
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            try:
-                await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
-                await state.upstream.aclose()
-            finally:
-                await send({"type": "lifespan.shutdown.complete"})
-            return
-
+application = StateMiddleware(ProtocolTypeRouter({
+    "http": URLRouter([
+        re_path(r"^api/v1/(?:inference/)?chat/completions/?$", ChatCompletionsConsumer.as_asgi()),
+        *([re_path(rf"^{SIMULATED_PREFIX[1:]}(?:/|$)", SimulatedMount(simulated_app, SIMULATED_PREFIX))]
+          if simulated_app is not None else []),
+        re_path(r"", django_app),  # the DRF API, the admin, the portal
+    ]),
+    "lifespan": Lifespan(state),
+}), state)
 
 # daphne cancels the requests still running when it stops; give them this long to hand over their records.
 CANCELLED_REQUESTS_GRACE_S = 2.0
@@ -109,8 +133,7 @@ async def _shutdown_after_cancelled_requests() -> None:
     running = [t for t in asyncio.all_tasks() if t is not current and t.get_name() != "inferbase-recorder"]
     if running:
         await asyncio.wait(running, timeout=CANCELLED_REQUESTS_GRACE_S)
-    await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
-    await state.upstream.aclose()
+    await _stop(state)
 
 
 def _hook_twisted_shutdown() -> None:
@@ -124,7 +147,7 @@ def _hook_twisted_shutdown() -> None:
         return  # not under daphne
     from twisted.internet import defer
 
-    reactor.callLater(0, state.recorder.start)  # runs once the reactor's asyncio loop does
+    reactor.callLater(0, _start, state)  # runs once the reactor's asyncio loop does
     reactor.addSystemEventTrigger(
         "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(_shutdown_after_cancelled_requests())))
 

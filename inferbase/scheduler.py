@@ -57,7 +57,7 @@ def _loop(schedule: dict[str, dict[str, Any]], tick: float) -> None:
 
 
 def scheduler_ensure() -> None:
-    """Start the scheduler on the server's first call (not at import, so importing the app starts nothing)."""
+    """Start the scheduler when the server starts (not at import, so importing the app starts nothing)."""
     if _started is None and not _declined:
         scheduler_start()
 

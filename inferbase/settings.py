@@ -127,6 +127,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "inferbase.portal.context.portal",
             ]
         },
     }
@@ -183,6 +184,23 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env_str("INFERBASE_STATIC_DIR") or BASE_DIR / "var" / "static")
+STATICFILES_DIRS = [BASE_DIR / "static"]  # the portal's stylesheet and script
+
+# The portal (/portal/): Django's session login. Behind HTTPS set both *_COOKIE_SECURE flags, and list the
+# public origin in CSRF_TRUSTED_ORIGINS (https://portal.example.com) when a proxy terminates TLS.
+LOGIN_URL = "portal:login"
+LOGIN_REDIRECT_URL = "portal:index"
+LOGOUT_REDIRECT_URL = "portal:login"
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 8 * 3600, minimum=60)
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o.strip()]
+# Failed portal logins allowed per username, and per client address, within the window; then refused until it ends.
+INFERBASE_LOGIN_FAILURES_PER_USERNAME = env_int("INFERBASE_LOGIN_FAILURES_PER_USERNAME", 5, minimum=1)
+INFERBASE_LOGIN_FAILURES_PER_ADDRESS = env_int("INFERBASE_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+INFERBASE_LOGIN_FAILURE_WINDOW_SECONDS = env_int("INFERBASE_LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -243,6 +261,9 @@ INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS",
 # Circuit breaker: a route that fails this many attempts in a row rests for this long.
 INFERBASE_ROUTE_FAILURE_THRESHOLD = env_int("INFERBASE_ROUTE_FAILURE_THRESHOLD", 3, minimum=1)
 INFERBASE_ROUTE_REST_SECONDS = env_float("INFERBASE_ROUTE_REST_SECONDS", 30.0, minimum=0.0)
+# The served app freezes start-up's objects out of the garbage collector's sight and collects the young less
+# often (inferbase.asgi._gc_tune); false leaves Python's defaults.
+INFERBASE_GC_TUNING = env_bool("INFERBASE_GC_TUNING", True)
 
 # --- Evidence, health and the periodic tasks ---------------------------------------------------------
 # Latency and failure evidence: a route's figures come from its samples of the last window (at most the

@@ -24,6 +24,7 @@ urlpatterns = [
     path("openapi.json", views.openapi_view, name="openapi"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
+    path("portal/", include("inferbase.portal.urls")),
     path("api/v1/inference/", include((api_patterns, "api"), namespace="inference")),
     path("api/v1/", include((api_patterns, "api"), namespace="v1")),
 ]

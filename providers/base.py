@@ -9,7 +9,7 @@ values: a `chat.completion` dict, or an async iterator of `chat.completion.chunk
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -32,7 +32,6 @@ class UpstreamTarget:
     base_url: str  # e.g. "https://api.groq.com/openai/v1" (no trailing slash)
     upstream_model: str
     api_key: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
     thinking_switch: str = NO_THINKING_SWITCH  # one of THINKING_SWITCHES; a dialect with its own ignores it
 
 
@@ -46,8 +45,6 @@ class CallOptions:
     idle_timeout: float
     deadline: float
     thinking: bool | None = None  # True on, False off, None leave to the model
-    thinking_budget: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,3 @@ class UpstreamStatusError(UpstreamError):
 class UpstreamMalformed(UpstreamError):
     outcome = "malformed_response"
 
-
-class UpstreamCancelled(UpstreamError):
-    outcome = "cancelled"
-    retryable = False

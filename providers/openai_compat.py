@@ -21,7 +21,6 @@ def _headers(target: UpstreamTarget) -> dict[str, str]:
     headers = {"content-type": "application/json", "accept": "application/json"}
     if target.api_key:
         headers["authorization"] = f"Bearer {target.api_key}"
-    headers.update(dict(target.headers))
     return headers
 
 

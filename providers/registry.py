@@ -1,25 +1,23 @@
-"""Adapters by dialect: a registry, not an if-chain. Settings may override with dotted paths."""
+"""Adapters by dialect: a registry, not an if-chain."""
 
 from __future__ import annotations
 
-from functools import cache
+from types import MappingProxyType
 
-from django.conf import settings
-from django.utils.module_loading import import_string
-
+from .anthropic import AnthropicAdapter
 from .base import ProviderAdapter, ThinkingTraits
+from .openai_compat import OpenAICompatibleAdapter
 
-DEFAULT_ADAPTERS = {
-    "openai": "providers.openai_compat.OpenAICompatibleAdapter",
-    "anthropic": "providers.anthropic.AnthropicAdapter",
-}
+# One adapter instance per dialect for the process: adapters hold no per-request state.
+ADAPTERS: MappingProxyType[str, ProviderAdapter] = MappingProxyType({
+    "openai": OpenAICompatibleAdapter(),
+    "anthropic": AnthropicAdapter(),
+})
 
 
-@cache
 def adapter_for(dialect: str) -> ProviderAdapter:
     """Return the adapter instance for a dialect; KeyError when none is registered."""
-    paths = {**DEFAULT_ADAPTERS, **getattr(settings, "INFERBASE_ADAPTERS", {})}
-    return import_string(paths[dialect])()
+    return ADAPTERS[dialect]
 
 
 def thinking_traits(dialect: str) -> ThinkingTraits:

@@ -1,4 +1,5 @@
-"""Reads for the API and the portal: a model's evidence, as `GET /models/{id}` shows it."""
+"""Reads of the catalog for the API and the portal (the request path reads the snapshot instead): a model's
+evidence, as `GET /models/{id}` shows it, and model names."""
 
 from __future__ import annotations
 
@@ -63,3 +64,8 @@ def model_evidence(*, model_id: str, routes: list[tuple[str, str]]) -> dict[str,
             "cooldown_until": row.cooldown_until.isoformat() if row and row.cooldown_until else None,
         })
     return {"routes": out_routes, "benchmarks": _benchmarks(model) if model is not None else {}}
+
+
+def model_names() -> dict[str, str]:
+    """Return every catalog model, catalog id -> its name."""
+    return dict(Model.objects.values_list("catalog_id", "name"))

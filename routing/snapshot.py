@@ -70,6 +70,8 @@ class RouteSnap:
     thinking_switch: str = "none"  # how an OpenAI-compatible route switches thinking (providers.base.THINKING_SWITCHES)
     cooldown: RouteCooldownSnap | None = None
     provider_down: bool = False  # the provider's API did not answer its latest health probe
+    # The credential from the environment (api_key_env), read when the snapshot is built, never per request.
+    env_api_key: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def measured_latency(self) -> bool:
@@ -162,7 +164,7 @@ class Snapshot:
             if own:
                 return own, True
         if route.env_credential:
-            return (os.environ.get(route.api_key_env) if route.api_key_env else None), False
+            return route.env_api_key, False
         return None
 
 
@@ -252,7 +254,8 @@ def snapshot_build(
         route_id = f"{provider.slug}/{model_id}"
         measured = evidence.get(route_id)
         latency = route_latency(measured, getattr(row, "latency", None))
-        env_credential = simulated or not provider.api_key_env or bool(os.environ.get(provider.api_key_env))
+        env_api_key = (os.environ.get(provider.api_key_env) or None) if provider.api_key_env and not simulated else None
+        env_credential = simulated or not provider.api_key_env or env_api_key is not None
         routes.setdefault(model_id, []).append(
             RouteSnap(
                 route_id=route_id,
@@ -279,6 +282,7 @@ def snapshot_build(
                 thinking_switch=row.thinking_switch,
                 cooldown=route_cooldown(measured),
                 provider_down=provider.pk in down,
+                env_api_key=env_api_key,
             )
         )
     policies = {row.pk: policy_snap_from_row(row) for row in RoutingPolicy.objects.all()}

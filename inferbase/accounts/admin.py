@@ -8,14 +8,22 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from .crypto import secret_encrypt
-from .models import ApiKey, Organization, Project, ProviderKey
+from .models import ApiKey, Membership, Organization, Project, ProviderKey
 from .services import api_key_revoke
+
+
+class MembershipInline(admin.TabularInline):
+    """Portal users of the organization and their roles (`manage.py create_portal_user` makes them)."""
+
+    model = Membership
+    extra = 0
+    raw_id_fields = ("user",)
 
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "plan", "markup_bps", "default_policy")
-    filter_horizontal = ("members",)
+    inlines = (MembershipInline,)
 
 
 @admin.register(Project)

@@ -11,3 +11,7 @@ class UnknownPolicyError(LookupError):
         self.available = available
         listed = ", ".join(available) if available else "none yet"
         super().__init__(f"No routing policy named {name!r}. Existing policies: {listed}.")
+
+
+class PortalUserError(ValueError):
+    """A portal user cannot be created as asked (unknown role or organization, a taken username)."""

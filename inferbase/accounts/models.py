@@ -19,11 +19,26 @@ class Organization(models.Model):
     default_policy = models.ForeignKey(
         "routing.RoutingPolicy", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="organizations")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.slug
+
+
+class Membership(models.Model):
+    """A portal user's place: one organization, with one role in it."""
+
+    class Role(models.TextChoices):
+        ADMIN = "admin"  # everything: policies, keys and provider keys too
+        ANALYST = "analyst"  # reads Logs (and Usage)
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANALYST)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.role} of {self.organization_id}"
 
 
 class Project(models.Model):

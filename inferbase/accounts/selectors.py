@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .crypto import secret_decrypt
-from .models import ApiKey, Organization, Project, ProviderKey
+from .models import ApiKey, Membership, Organization, Project, ProviderKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,4 +62,41 @@ def provider_secrets() -> dict[int, dict[str, str]]:
 
 
 def user_organization_ids(*, user_id: int) -> list[int]:
-    return list(Organization.objects.filter(members__id=user_id).values_list("id", flat=True))
+    """Return the ids of the organizations the user belongs to (at most one)."""
+    return list(Membership.objects.filter(user_id=user_id).values_list("organization_id", flat=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """A portal user's organization and role: every portal read starts from `organization_id`."""
+
+    user_id: int
+    organization_id: int
+    organization_slug: str
+    organization_name: str
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == Membership.Role.ADMIN
+
+
+def viewer_get(*, user_id: int) -> Viewer | None:
+    """Return the user's organization and role, or None for a user who belongs to none."""
+    row = (Membership.objects.filter(user_id=user_id)
+           .values_list("organization_id", "organization__slug", "organization__name", "role").first())
+    if row is None:
+        return None
+    return Viewer(user_id, row[0], row[1], row[2], row[3])
+
+
+def project_names(*, organization_id: int) -> dict[int, str]:
+    """Return the organization's projects, id -> name, by name."""
+    return dict(Project.objects.filter(organization_id=organization_id).order_by("name").values_list("id", "name"))
+
+
+def api_key_labels(*, organization_id: int) -> dict[int, str]:
+    """Return the organization's API keys, id -> "name (prefix…)" (the prefix alone for a nameless key), newest first."""
+    rows = (ApiKey.objects.filter(project__organization_id=organization_id).order_by("-created_at", "-id")
+            .values_list("id", "name", "prefix"))
+    return {key_id: f"{name} ({prefix}…)" if name else f"{prefix}…" for key_id, name, prefix in rows}

@@ -6,6 +6,8 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -15,8 +17,8 @@ from providers.models import Provider
 from routing.models import RoutingPolicy
 
 from .crypto import secret_encrypt
-from .errors import UnknownPolicyError
-from .models import ApiKey, Organization, Project, ProviderKey
+from .errors import PortalUserError, UnknownPolicyError
+from .models import ApiKey, Membership, Organization, Project, ProviderKey
 
 KEY_PREFIX = "inf_"
 
@@ -98,3 +100,28 @@ def provider_key_set(*, project: Project, provider: Provider, secret: str, label
         defaults={"encrypted_secret": secret_encrypt(secret), "last4": secret[-4:], "label": label},
     )
     return key
+
+
+@transaction.atomic
+def portal_user_create(*, org_slug: str, role: str, username: str, password: str, email: str = "",
+                       create_org: bool = False) -> AbstractBaseUser:
+    """Create a portal user belonging to the organization with the role.
+
+    Raise PortalUserError (and create nothing) for an unknown role, a taken username, an empty password, or an
+    organization that does not exist (unless `create_org`)."""
+    if role not in Membership.Role.values:
+        raise PortalUserError(f"Unknown role {role!r}: choose one of {', '.join(Membership.Role.values)}.")
+    if not password:
+        raise PortalUserError("The password must not be empty.")
+    users = get_user_model()
+    if users.objects.filter(username=username).exists():
+        raise PortalUserError(f"A user named {username!r} already exists.")
+    org = Organization.objects.filter(slug=org_slug).first()
+    if org is None:
+        if not create_org:
+            known = ", ".join(Organization.objects.order_by("slug").values_list("slug", flat=True)) or "none yet"
+            raise PortalUserError(f"No organization {org_slug!r}. Existing organizations: {known}.")
+        org, _ = organization_get_or_create(slug=org_slug)
+    user = users.objects.create_user(username=username, email=email, password=password)
+    Membership.objects.create(user=user, organization=org, role=role)
+    return user

@@ -432,6 +432,5 @@ def chat_request_parse(body: Any) -> ChatRequest:
         has_history=any(m.get("role") == "assistant" for m in raw_messages),
         forward=forward,
         dropped_params=tuple(sorted(dropped)),
-        prompt_cache_key=body.get("prompt_cache_key"),
         n=n,
     )

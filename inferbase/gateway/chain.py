@@ -147,7 +147,7 @@ def broke_off_error(outcome: str) -> ChainFailed:
 
 
 def served(state: AppState, ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None, completion_text: str,
-           finish_reason: str | None) -> Outcome:
+           finish_reason: str | None, structured_output_repair: Any = None) -> Outcome:
     """End the request as served by `link`: its usage (the upstream's, else estimated) billed and the request
     charged once (every billed call and check), the conversation anchored to its model; return the outcome
     (also set on the exchange)."""
@@ -155,6 +155,7 @@ def served(state: AppState, ex: Exchange, link: ChainLink, upstream_usage: dict[
     usage = usage_from(upstream_usage, completion_text, ex.routed.prompt_tokens_estimate)
     ex.billed.append(billed_attempt(link, usage, "served"))
     ex.outcome = outcome_ended(link=link, usage=usage_with_reasks(usage, ex.billed), cost_micros=charge(ex).cost_micros,
-                               finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link))
+                               finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link),
+                               structured_output_repair=structured_output_repair)
     session_remember(state.sessions, ex.chat, ex.routed.session_model, link.model.id)
     return ex.outcome

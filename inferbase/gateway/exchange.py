@@ -79,6 +79,7 @@ class Outcome:
     cost_micros: int = 0
     finish_reason: str = ""
     dropped_params: tuple[str, ...] = ()
+    structured_output_repair: Any = None  # the report the answer carried (one, or one per choice), for the log
     client_disconnected: bool = False
 
 

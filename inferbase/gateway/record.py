@@ -3,6 +3,7 @@ decision is copied to the shared cache before the response's last byte, for ever
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from observability.selectors import decision_shown
@@ -10,11 +11,25 @@ from observability.selectors import decision_shown
 from .charge import charge
 from .errors import NotRouted
 from .exchange import Exchange, Outcome
+from .request import ChatRequest
 
 if TYPE_CHECKING:
     from .state import AppState
 
 ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
+
+
+def requested_of(chat: ChatRequest) -> dict[str, Any]:
+    """Return what the request asked of routing, as sent: its routing object, extended_thinking, max_tokens."""
+    asked: dict[str, Any] = {}
+    routing = {name: value for name, value in asdict(chat.routing).items() if value is not None}
+    if routing:
+        asked["routing"] = routing
+    if chat.extended_thinking is not None:
+        asked["extended_thinking"] = chat.extended_thinking
+    if chat.max_tokens is not None:
+        asked["max_tokens"] = chat.max_tokens
+    return asked
 
 
 def record(state: AppState, ex: Exchange) -> None:
@@ -27,6 +42,8 @@ def record(state: AppState, ex: Exchange) -> None:
     attempts = [attempt.as_record() for attempt in ex.attempts]
     # A request that was not served is charged here: a failed attempt its upstream billed, checks that ran.
     breakdown = ex.breakdown or (charge(ex) if key is not None else None)
+    routed = ex.routed.routing if ex.routed is not None else {}
+    unrouted = outcome.error.classification if isinstance(outcome.error, NotRouted) else None
     log = {
         "request_id": ex.request_id,
         "organization_id": key.organization_id if key else None,
@@ -51,6 +68,13 @@ def record(state: AppState, ex: Exchange) -> None:
         "attempts": attempts,
         "dropped_params": list(outcome.dropped_params),
         "client_disconnected": outcome.client_disconnected,
+        # Copied from the decision for Logs' filters.
+        "task": routed.get("task") or (unrouted.task if unrouted else None) or "",
+        "complexity": routed.get("complexity") or (unrouted.complexity if unrouted else None) or "",
+        "thinking": routed.get("thinking") or "",
+        "cached_tokens": (usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        "structured_output_repair": outcome.structured_output_repair,
+        "requested": requested_of(ex.chat) if ex.chat else {},
     }
     state.recorder.record({"log": log, "decision": decision_entry(ex, attempts)})
 

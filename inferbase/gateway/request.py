@@ -27,5 +27,4 @@ class ChatRequest:
     has_history: bool
     forward: dict[str, Any]  # OpenAI-shaped body for the upstream, without model/stream/stream_options/n
     dropped_params: tuple[str, ...]
-    prompt_cache_key: str | None
     n: int = 1  # choices asked for

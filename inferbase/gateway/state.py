@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from channels.db import database_sync_to_async
+from channels.middleware import BaseMiddleware
 from django.conf import settings
 from django.core.cache import caches
 
@@ -172,7 +173,7 @@ class KeyCache:
 
 
 
-SCOPE_KEY = "inferbase"  # where the ASGI scope carries the state (inferbase.asgi puts it there)
+SCOPE_KEY = "inferbase"  # where the ASGI scope carries the state (StateMiddleware puts it there)
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,3 +223,15 @@ def state_of(request: Any) -> AppState:
     scope = getattr(request, "scope", None)
     state = scope.get(SCOPE_KEY) if scope is not None else None
     return state if state is not None else AppState.from_settings()
+
+
+class StateMiddleware(BaseMiddleware):
+    """Hands the application's state to every connection in its scope, as Channels' auth middleware hands
+    the user."""
+
+    def __init__(self, inner: Any, state: AppState) -> None:
+        super().__init__(inner)
+        self.state = state
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        return await self.inner({**scope, SCOPE_KEY: self.state}, receive, send)

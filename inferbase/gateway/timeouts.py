@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
-
-from django.conf import settings
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 
 # chat-completions spec: a non-streamed attempt gets at least 60 s and the request at least 90 s;
 # when the model thinks, a non-streamed answer fails only after 30 s of silence or 10 minutes in all.
@@ -29,26 +24,12 @@ class Budget:
     upstream_stream: bool  # ask the upstream for a stream (assembled for a non-streamed client)
 
 
-@cache
-def _setting(name: str, default: float) -> float:
-    # Read once: a missing setting costs an AttributeError on every lookup otherwise.
-    return float(getattr(settings, name, default))
-
-
-@receiver(setting_changed)
-def _settings_changed(**_kwargs: object) -> None:
-    _setting.cache_clear()
-
-
 def budget_for(*, stream: bool, thinks: bool, first_token_ms: int, deadline_ms: int) -> Budget:
     """Return the budget for a request under the policy's first-token budget and total deadline."""
-    idle = _setting("INFERBASE_STREAM_IDLE_S", STREAM_IDLE_S)
     if stream:
-        return Budget(first_token_ms / 1000, idle, deadline_ms / 1000, _setting("INFERBASE_STREAM_MAX_S", STREAM_MAX_S), True)
+        return Budget(first_token_ms / 1000, STREAM_IDLE_S, deadline_ms / 1000, STREAM_MAX_S, True)
     if thinks:
-        silence = _setting("INFERBASE_THINKING_SILENCE_S", THINKING_SILENCE_S)
-        total = _setting("INFERBASE_THINKING_DEADLINE_S", THINKING_DEADLINE_S)
-        return Budget(silence, silence, total, total, True)
-    attempt = max(first_token_ms / 1000, _setting("INFERBASE_NONSTREAM_MIN_ATTEMPT_S", NONSTREAM_MIN_ATTEMPT_S))
-    total = max(deadline_ms / 1000, _setting("INFERBASE_NONSTREAM_MIN_DEADLINE_S", NONSTREAM_MIN_DEADLINE_S))
-    return Budget(attempt, idle, total, total, False)
+        return Budget(THINKING_SILENCE_S, THINKING_SILENCE_S, THINKING_DEADLINE_S, THINKING_DEADLINE_S, True)
+    attempt = max(first_token_ms / 1000, NONSTREAM_MIN_ATTEMPT_S)
+    total = max(deadline_ms / 1000, NONSTREAM_MIN_DEADLINE_S)
+    return Budget(attempt, STREAM_IDLE_S, total, total, False)

@@ -87,7 +87,13 @@ def completion_body(state: AppState, ex: Exchange, attempt: Attempt, read: Whole
     assert ex.routed is not None
     choices = read.choices
     link = attempt.link
-    outcome = served(state, ex, link, read.result.get("usage"), read.text(), choices[0].finish_reason)
+    repairs = [choice.repair for choice in choices]
+    repair: Any = None
+    if len(repairs) == 1:
+        repair = repairs[0]
+    elif any(r is not None for r in repairs):
+        repair = [r or {"applied": False} for r in repairs]  # one report per choice, in choice order
+    outcome = served(state, ex, link, read.result.get("usage"), read.text(), choices[0].finish_reason, repair)
     routing = {k: v for k, v in ex.routed.routing.items() if k != "object"}
     if any(choice.truncated_by_thinking for choice in choices):
         routing["truncated"] = "max_tokens"
@@ -98,12 +104,8 @@ def completion_body(state: AppState, ex: Exchange, attempt: Attempt, read: Whole
     usage_out["latency_ms"] = ex.elapsed_ms()
     if outcome.dropped_params:
         usage_out["dropped_params"] = list(outcome.dropped_params)
-    repairs = [choice.repair for choice in choices]
-    if len(repairs) == 1 and repairs[0] is not None:
-        usage_out["structured_output_repair"] = repairs[0]
-    elif len(repairs) > 1 and any(r is not None for r in repairs):
-        # One report per choice, in choice order.
-        usage_out["structured_output_repair"] = [r or {"applied": False} for r in repairs]
+    if repair is not None:
+        usage_out["structured_output_repair"] = repair
     return {
         "id": ex.request_id,
         "object": "chat.completion",

@@ -25,7 +25,6 @@ def _headers(target: UpstreamTarget) -> dict[str, str]:
     }
     if target.api_key:
         headers["x-api-key"] = target.api_key
-    headers.update(dict(target.headers))
     return headers
 
 

@@ -187,16 +187,14 @@ def _json_instruction(response_format: Any) -> str | None:
     return None
 
 
-def thinking_budget(max_tokens: int, *, requested: int | None = None, effort: str | None = None) -> int | None:
+def thinking_budget(max_tokens: int, *, effort: str | None = None) -> int | None:
     """Return the thinking budget that fits inside max_tokens, leaving room for the answer, or None when
     even Anthropic's minimum does not fit (thinking then stays off). Thinking counts toward max_tokens,
-    which is never raised. `requested` wins over `effort` (a share of max_tokens); else half, capped."""
+    which is never raised. `effort` sets a share of max_tokens; else half, capped."""
     room = max_tokens - THINKING_ANSWER_ROOM
     if room < MIN_THINKING_BUDGET:
         return None
-    if requested:
-        budget = requested
-    elif effort in EFFORT_SHARES:
+    if effort in EFFORT_SHARES:
         budget = int(max_tokens * EFFORT_SHARES[effort])
     else:
         budget = min(max_tokens // 2, DEFAULT_BUDGET_CAP)
@@ -207,12 +205,12 @@ def _max_tokens(body: dict[str, Any]) -> int:
     return body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
 
 
-def _thinking(body: dict[str, Any], thinking: bool | None, requested: int | None = None) -> int | None:
+def _thinking(body: dict[str, Any], thinking: bool | None) -> int | None:
     """Return the thinking budget the request is sent with, or None when it goes without thinking: thinking
     was not asked for, a tool call is forced (Anthropic refuses thinking with it), or no budget fits."""
     if thinking is not True or _forced_tool(body):
         return None
-    return thinking_budget(_max_tokens(body), requested=requested, effort=body.get("reasoning_effort"))
+    return thinking_budget(_max_tokens(body), effort=body.get("reasoning_effort"))
 
 
 def _forced_tool(body: dict[str, Any]) -> bool:
@@ -278,7 +276,7 @@ def to_anthropic_request(body: dict[str, Any], options: CallOptions) -> dict[str
     stop = body.get("stop")
     if stop:
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    budget = _thinking(body, options.thinking, options.thinking_budget)
+    budget = _thinking(body, options.thinking)
     thinks = budget is not None
     if (temperature := _temperature(body, thinks)) is not None:
         out["temperature"] = temperature

@@ -15,7 +15,7 @@ def test_the_landing_page_links_the_api_its_openapi_document_and_the_admin(live:
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert f"{live.api}</code>" in page.text
     links = set(re.findall(r'href="([^"]+)"', page.text))
-    assert {"/openapi.json", "/api/v1/inference/openapi.json", "/admin/", f"{live.api}/models"} <= links
+    assert {"/openapi.json", "/api/v1/inference/openapi.json", "/admin/", "/portal/", f"{live.api}/models"} <= links
     assert httpx.post(f"{live.base_url}/").status_code == 405
     for link in links:
         url = link if link.startswith("http") else f"{live.base_url}{link}"

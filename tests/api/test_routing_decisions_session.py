@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from inferbase.accounts.models import Organization
+from inferbase.accounts.models import Membership, Organization
 from observability.models import RoutingDecision
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,8 @@ def decision() -> RoutingDecision:
 def _user(username: str, org_slug: str | None) -> User:
     user = User.objects.create_user(username, password="pw")
     if org_slug:
-        Organization.objects.get_or_create(slug=org_slug, defaults={"name": org_slug})[0].members.add(user)
+        org = Organization.objects.get_or_create(slug=org_slug, defaults={"name": org_slug})[0]
+        Membership.objects.create(user=user, organization=org)
     return user
 
 

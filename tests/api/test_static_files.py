@@ -24,3 +24,10 @@ def test_the_admin_login_page_links_a_stylesheet_that_is_served(live: LiveGatewa
 
 def test_a_missing_static_file_is_a_404(live: LiveGateway) -> None:
     assert httpx.get(f"{live.base_url}/static/admin/css/no-such-file.css").status_code == 404
+
+
+def test_the_portal_login_page_links_its_stylesheet_that_is_served(live: LiveGateway) -> None:
+    page = httpx.get(f"{live.base_url}/portal/login/")
+    assert page.status_code == 200 and 'href="/static/portal/portal.css"' in page.text
+    css = httpx.get(f"{live.base_url}/static/portal/portal.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css") and b".topbar" in css.content

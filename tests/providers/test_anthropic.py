@@ -254,10 +254,8 @@ def test_request_thinking_budget_defaults_and_drops_temperature() -> None:
     assert out["thinking"] == {"type": "enabled", "budget_tokens": 4000}
     assert out["max_tokens"] == 8000
     assert "temperature" not in out
-    explicit = to_anthropic_request(
-        {"model": "m", "messages": user("hi")}, make_options(thinking=True, thinking_budget=2000)
-    )
-    assert explicit["thinking"]["budget_tokens"] == 2000 and explicit["max_tokens"] == 4096
+    unset = to_anthropic_request({"model": "m", "messages": user("hi")}, make_options(thinking=True))
+    assert unset["max_tokens"] == 4096 and unset["thinking"]["type"] == "enabled"  # Anthropic needs max_tokens
     assert "thinking" not in to_anthropic_request(
         {"model": "m", "messages": user("hi")}, make_options(thinking=None)
     )

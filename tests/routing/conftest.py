@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -65,6 +66,8 @@ def make_route(**overrides: Any) -> RouteSnap:
     values.setdefault("output_micros_per_mtok", round(values["price_output"] * 1_000_000))
     cached = values["price_cached_input"]
     values.setdefault("cached_input_micros_per_mtok", None if cached is None else round(cached * 1_000_000))
+    # As snapshot_build does: the environment's credential is read when the route is built.
+    values.setdefault("env_api_key", (os.environ.get(values["api_key_env"]) or None) if values["api_key_env"] else None)
     return RouteSnap(**values)
 
 
