@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from billing.services import usage_rollup_add
+from inferbase.accounts.models import Membership
 from inferbase.accounts.services import api_key_create
 from tests.live import LiveGateway, poll
 
@@ -75,7 +76,7 @@ def test_a_portal_session_reads_its_organization_and_not_another(db) -> None:  #
     mine = api_key_create(org_slug="mine", project_name="default").api_key.project.organization
     theirs = api_key_create(org_slug="theirs", project_name="default").api_key.project.organization
     user = User.objects.create_user("ada", password="pw")
-    mine.members.add(user)
+    Membership.objects.create(user=user, organization=mine, role="analyst")
     usage_rollup_add([_log("a", mine.pk, 5), _log("b", theirs.pk, 9)])
     client = Client()
     client.force_login(user)
