@@ -21,6 +21,7 @@ from inferbase.gateway.answer import answer_stream, answer_whole
 from inferbase.gateway.errors import ApiError, ErrorType
 from inferbase.gateway.events import SSE_DONE, error_event
 from inferbase.gateway.exchange import Exchange, outcome_disconnected, outcome_with_error, request_id_new
+from inferbase.gateway.guard import NO_GUARDRAILS, input_check
 from inferbase.gateway.limits import LimitRefused, limits_admit, limits_settle
 from inferbase.gateway.record import decision_share, record
 from inferbase.gateway.route import lookups_fetch, route_request
@@ -150,7 +151,10 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
         ex.chat = chat_request_parse(decoded)
         route_request(state, ex, snapshot, await lookups_fetch(state, ex.chat))
+        assert ex.routed is not None
+        ex.guardrails = state.snapshot_holder.billing.guardrails.get(ex.routed.decision.policy.id, NO_GUARDRAILS)
         await limits_admit(state, ex)  # once, before any upstream call: a fallback never counts twice
+        input_check(ex)  # a block is a 400 here, before any upstream call
         if ex.chat.stream:
             # The headers go with the first bytes the stream emits: until then a failure is still
             # answered with its own status.

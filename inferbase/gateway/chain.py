@@ -80,7 +80,8 @@ async def walk(state: AppState, ex: Exchange, reading: Reading[T]) -> T:
     would refuse too ends the walk at once; so does the first-token deadline."""
     assert ex.chat is not None and ex.routed is not None
     chain = ex.routed.decision.chain
-    body = {"messages": list(ex.chat.messages), **ex.chat.forward}
+    messages = ex.forward_messages if ex.forward_messages is not None else list(ex.chat.messages)  # checked input
+    body = {"messages": messages, **ex.chat.forward}
     # A whole answer cut off before content, its record and its billed call (None: the upstream reported no usage).
     kept: tuple[Attempt, Read, int, int | None] | None = None
     for index, link in enumerate(chain):

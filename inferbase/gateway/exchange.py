@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from billing.guardrails import NO_GUARDRAILS, CheckResult, Guardrails
 from billing.limits import Reservation
 from billing.pricing import BilledAttempt, CostBreakdown, GuardrailCharge
 from inferbase.accounts.selectors import KeyInfo
@@ -128,6 +129,9 @@ class Exchange:
     breakdown: CostBreakdown | None = None
     reservation: Reservation | None = None  # what the limits hold for the request until it is settled
     limit_headers: dict[str, str] = field(default_factory=dict)  # x-ratelimit-* and budget headers, when limited
+    guardrails: Guardrails = NO_GUARDRAILS  # the policy's checks
+    forward_messages: list[dict[str, Any]] | None = None  # the input as checked (redacted), when it has checks
+    guardrail_results: list[CheckResult] = field(default_factory=list)
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)

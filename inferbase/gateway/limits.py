@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from billing.guardrails import Guardrails
 from billing.limits import (
     NO_LIMITS,
     Admission,
@@ -38,6 +40,7 @@ class BillingSnapshot:
     """What billing needs per request, loaded with the routing snapshot (no query per request)."""
 
     limits: LimitsSnapshot = NO_LIMITS
+    guardrails: Mapping[int | None, Guardrails] = field(default_factory=dict)  # per routing policy with checks
 
 
 NO_BILLING = BillingSnapshot()
@@ -74,7 +77,7 @@ def _admission(ex: Exchange, limits: tuple[Any, ...], guardrail_micros: int) -> 
     return Admission(limits, tokens=prompt + chat.n * most_output, cost_micros=reserved, now=time.time())
 
 
-async def limits_admit(state: AppState, ex: Exchange, *, guardrail_micros: int = 0) -> None:
+async def limits_admit(state: AppState, ex: Exchange) -> None:
     """Admit the request against its organization's, project's and key's limits, once; set the exchange's
     reservation and limit headers. Raises LimitRefused (429) over a limit, ApiError 503 when the counters
     cannot be reached and the limiter fails closed."""
@@ -84,7 +87,8 @@ async def limits_admit(state: AppState, ex: Exchange, *, guardrail_micros: int =
                                                           project_id=key.project_id, key_id=key.key_id)
     if not limits:
         return
-    admission = _admission(ex, limits, guardrail_micros)
+    # The most the policy's checks can add (every check runs, whatever it finds).
+    admission = _admission(ex, limits, sum(charge.price_micros for charge in ex.guardrails.charges()))
     try:
         verdict = await state.limiter.admit(admission)
     except LimitsUnavailable as exc:

@@ -63,6 +63,7 @@ def record(state: AppState, ex: Exchange) -> None:
         "reasoning_tokens": details.get("reasoning_tokens"),
         "cost_micros": breakdown.cost_micros if breakdown is not None else 0,
         "cost_breakdown": breakdown.as_dict() if breakdown is not None else {},
+        "guardrails": [result.as_dict() for result in ex.guardrail_results],
         "latency_ms": ex.elapsed_ms(),
         "ttft_ms": ex.ttft_ms,
         "attempts": attempts,

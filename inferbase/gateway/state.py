@@ -37,6 +37,7 @@ from providers.http import UpstreamClients
 from routing.snapshot import VERSION_KEY, Snapshot, snapshot_build, snapshot_version_bump
 
 from .decisions import SharedDecisions
+from .guard import guardrails_by_policy
 from .limits import NO_BILLING, BillingSnapshot, limiter_from_settings
 from .persist import RecordStore
 from .shared import RouteHealth, SharedLRU, SharedRedis
@@ -63,7 +64,8 @@ def _snapshot_load(version: str) -> Snapshot:
 def _snapshots_load(version: str) -> tuple[Snapshot, BillingSnapshot]:
     """Build the routing snapshot and, in the same database call, what billing reads per request."""
     snapshot = _snapshot_load(version)
-    return snapshot, BillingSnapshot(limits=limits_snapshot_load())
+    policies = [*snapshot.policies.values()]
+    return snapshot, BillingSnapshot(limits=limits_snapshot_load(), guardrails=guardrails_by_policy(policies))
 
 
 class SnapshotHolder:

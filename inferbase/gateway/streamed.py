@@ -19,9 +19,10 @@ from .assemble import TRUNCATED_HINT, ChunkAssembler
 from .attempt import Attempt
 from .chain import BrokeOff, broke_off_error, served
 from .choices import streams_merge
-from .errors import ChainFailed
+from .errors import ApiError, ChainFailed
 from .events import NO_DELTA_CHOICES, SSE_DONE, SSE_KEEPALIVE, error_event, sse
 from .exchange import Exchange, outcome_ended
+from .guard import StreamChecks
 from .record import decision_share
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ class StreamedAnswer:
         # With thinking turned off, a model's reasoning is held until its answer starts: an answer that is
         # all reasoning is then a failed attempt, and the client sees none of it.
         self._hold_reasoning = ex.chat.extended_thinking is False
+        self._checks = StreamChecks(ex) if ex.guardrails.output else None
 
     def _source(self, attempt: Attempt) -> AsyncIterator[dict[str, Any]]:
         """Return one attempt's chunks, of n choices: one upstream stream asked for n, or `calls` streams
@@ -132,6 +134,8 @@ class StreamedAnswer:
                     if not chunk.get("choices"):
                         continue  # the upstream's usage chunk: we send our own usage
                     out = _chunk_out(ex, link, chunk)
+                    if self._checks is not None and not self._checked(attempt, out):
+                        continue  # its content is held back until the checks can settle it
                     if committed:
                         emit(sse(out))
                         continue
@@ -153,6 +157,14 @@ class StreamedAnswer:
         # Not committed: it ended with reasoning only (held) or nothing at all.
         return StreamRead(assembler if committed else None, attempt.started, assembler.usage)
 
+    def _checked(self, attempt: Attempt, chunk: dict[str, Any]) -> bool:
+        assert self._checks is not None
+        try:
+            return self._checks.chunk(chunk)
+        except ApiError:
+            self._ex.attempts.append(attempt.result("guardrail_blocked"))
+            raise
+
     async def amend(self, attempt: Attempt, read: StreamRead) -> StreamRead:  # type: ignore[override]
         return read
 
@@ -164,6 +176,8 @@ class StreamedAnswer:
         ex, emit, link = self._ex, self._out.emit, attempt.link
         assembler = read.assembler
         assert ex.chat is not None and assembler is not None
+        if self._checks is not None:
+            self._checks.end()
         outcome = served(self._state, ex, link, assembler.usage, "".join(assembler.content), assembler.finish_reason)
         latency_ms = ex.elapsed_ms()
         if ex.chat.include_usage:
