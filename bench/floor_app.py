@@ -22,6 +22,8 @@ import httpx  # noqa: E402
 from channels.generic.http import AsyncHttpConsumer  # noqa: E402
 from httpx_aiohttp import AiohttpTransport  # noqa: E402
 
+from providers.lifespan import lifespan_serve  # noqa: E402
+
 UPSTREAM = os.environ.get("BENCH_UPSTREAM", "http://127.0.0.1:9100").rstrip("/") + "/openai/v1/chat/completions"
 _client: httpx.AsyncClient | None = None
 
@@ -60,10 +62,4 @@ async def application(scope, receive, send):  # type: ignore[no-untyped-def]
     if scope["type"] == "http":
         return await _consumer(scope, receive, send)
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        return await lifespan_serve(receive, send)

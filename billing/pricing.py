@@ -141,6 +141,12 @@ def ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
 
 
+def charge_multiplier(*, plan: str, markup_bps: int) -> float:
+    """Return what the organization is charged per micro-dollar of list price on a managed key: the markup, or
+    nothing on the free plan (routing weighs cost ceilings with it)."""
+    return 0.0 if plan == FREE_PLAN else (BPS + markup_bps) / BPS
+
+
 def marked_up_micros(picos: int, markup_bps: int) -> int:
     """Return picodollars of list price, marked up, as micro-dollars: the request's one rounding."""
     return round_half_up(picos * (BPS + markup_bps), BPS * PICOS_PER_MICRO)
@@ -211,12 +217,6 @@ def reservation_micros(*, prompt_tokens: int, links: Sequence[ReservationLink], 
     worst = max((0 if link.own_key else prompt_tokens * link.price.input + link.max_output_tokens * link.price.output
                  for link in links), default=0)
     return ceil_div(worst * max(calls, 1) * (BPS + markup_bps), BPS * PICOS_PER_MICRO) + guardrail_micros
-
-
-def cost_multiplier(*, plan: str, markup_bps: int) -> float:
-    """Return what the organization pays per micro-dollar of list price (0 on the free plan): routing's cost
-    ceilings and estimates use it; charges never do (they round once per request, in integers)."""
-    return 0.0 if plan == FREE_PLAN else (BPS + markup_bps) / BPS
 
 
 def micros_per_mtok(usd_per_mtok: Decimal | str | float | int) -> int:

@@ -22,6 +22,7 @@ from django.urls import re_path  # noqa: E402
 from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
 from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
+from providers.lifespan import lifespan_serve  # noqa: E402
 
 SIMULATED_PREFIX = "/simulated"
 GC_YOUNG_THRESHOLD = 5000  # allocations between young collections (Python's default: 700)
@@ -83,17 +84,10 @@ class Lifespan:
         self.state = state
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                _start(self.state)
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                try:
-                    await _stop(self.state)
-                finally:
-                    await send({"type": "lifespan.shutdown.complete"})
-                return
+        async def startup() -> None:
+            _start(self.state)
+
+        await lifespan_serve(receive, send, startup=startup, shutdown=lambda: _stop(self.state))
 
 
 def _start(state: AppState) -> None:

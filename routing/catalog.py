@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .engine.filters import in_policy_pool
 from .snapshot import PolicySnap, RouteSnap, Snapshot
 
 
@@ -20,13 +21,13 @@ def model_servable_routes(snapshot: Snapshot, model_id: str, project_id: int | N
 
 def model_list(snapshot: Snapshot, *, policy: PolicySnap | None, project_id: int | None) -> list[dict[str, Any]]:
     """Return the OpenAI model-list entries: servable catalog models, then those served by the project's own keys."""
-    pool = set(policy.pool) if policy is not None and policy.require_pinned_in_pool and policy.pool else None
-    # A pool's base id admits its variants unless the policy forbids variants.
+    # A key whose policy requires pinned models to be in its pool lists only those (as routing admits them).
+    narrowing = policy if policy is not None and policy.require_pinned_in_pool and policy.pool else None
     public: list[dict[str, Any]] = []
     own: list[dict[str, Any]] = []
     for model_id in sorted(snapshot.models):
         model = snapshot.models[model_id]
-        if pool is not None and model_id not in pool and not (policy.allow_variants and model.base_id in pool):
+        if narrowing is not None and not in_policy_pool(model, narrowing):
             continue
         public_routes = [r for r in snapshot.routes.get(model_id, ()) if snapshot.credential_for(r, None) is not None]
         entry = {"id": model_id, "object": "model", "owned_by": "inferbase", "name": model.name}

@@ -170,18 +170,9 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "inferbase.asgi:application"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    with httpx.Client(timeout=2) as client:
-        while True:
-            try:
-                if client.get(f"{gateway.base_url}/api/v1/models").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if gateway.process.poll() is not None or time.monotonic() > deadline:
-                stop_live_gateway(gateway)
-                raise RuntimeError(f"live gateway did not start: {gateway.logs()[-3000:]}")
-            time.sleep(0.05)
+    if not _until_serving(f"{gateway.base_url}/api/v1/models", gateway.process, timeout=60):
+        stop_live_gateway(gateway)
+        raise RuntimeError(f"live gateway did not start: {gateway.logs()[-3000:]}")
     return gateway
 
 
@@ -237,13 +228,20 @@ class ServerProcess:
         self.log.close()  # type: ignore[attr-defined]
 
 
+def _until_serving(url: str, process: subprocess.Popen[bytes], *, timeout: float) -> bool:
+    """Poll url until it answers 200; return False when the process exits first or the deadline passes."""
+    try:
+        poll(lambda: process.poll() is not None or _answers(url), timeout=timeout)
+    except AssertionError:
+        return False
+    return process.poll() is None
+
+
 def _serving(server: ServerProcess, health_url: str, *, timeout: float) -> ServerProcess:
     """Return the server once health_url answers 200; stop it and raise if it does not in time."""
-    try:
-        poll(lambda: _answers(health_url), timeout=timeout)
-    except AssertionError:
+    if not _until_serving(health_url, server.process, timeout=timeout):
         server.stop()
-        raise
+        raise AssertionError(f"{server.base_url} did not start within {timeout}s")
     return server
 
 

@@ -7,9 +7,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from .crypto import secret_encrypt
 from .models import ApiKey, Membership, Organization, Project, ProviderKey
-from .services import api_key_revoke
+from .services import api_key_revoke, provider_key_secret_fields
 
 
 class MembershipInline(admin.TabularInline):
@@ -64,8 +63,8 @@ class ProviderKeyForm(forms.ModelForm):
         instance = super().save(commit=False)
         secret = self.cleaned_data.get("secret")
         if secret:
-            instance.encrypted_secret = secret_encrypt(secret)
-            instance.last4 = secret[-4:]
+            for name, value in provider_key_secret_fields(secret).items():
+                setattr(instance, name, value)
         if commit:
             instance.save()
         return instance

@@ -95,11 +95,13 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
 def provider_key_set(*, project: Project, provider: Provider, secret: str, label: str = "") -> ProviderKey:
     """Store (or replace) a project's credential for a provider, encrypted."""
     key, _ = ProviderKey.objects.update_or_create(
-        project=project,
-        provider=provider,
-        defaults={"encrypted_secret": secret_encrypt(secret), "last4": secret[-4:], "label": label},
-    )
+        project=project, provider=provider, defaults={**provider_key_secret_fields(secret), "label": label})
     return key
+
+
+def provider_key_secret_fields(secret: str) -> dict[str, str]:
+    """Return how a provider key's secret is stored: encrypted, and its last four characters for display."""
+    return {"encrypted_secret": secret_encrypt(secret), "last4": secret[-4:]}
 
 
 @transaction.atomic

@@ -12,6 +12,7 @@ from typing import Any
 
 from inferbase.gateway.errors import ApiError
 from inferbase.gateway.request import ChatRequest
+from providers.content import content_text
 from routing.decision import RoutingOverrides
 
 OBJECTIVES = ("quality", "cost", "latency", "balanced")
@@ -337,15 +338,7 @@ def _message(i: int, message: Any) -> tuple[dict[str, Any], bool]:
 
 
 def _mentions_json(messages: tuple[dict[str, Any], ...]) -> bool:
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str) and "json" in content.lower():
-            return True
-        if isinstance(content, list):
-            for part in content:
-                if part.get("type") == "text" and "json" in str(part.get("text", "")).lower():
-                    return True
-    return False
+    return any("json" in content_text(message.get("content")).lower() for message in messages)
 
 
 def chat_request_parse(body: Any) -> ChatRequest:

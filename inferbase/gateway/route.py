@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from billing.pricing import cost_multiplier
+from billing.pricing import charge_multiplier
+from providers.content import content_text
 from routing.classifier import classification_key, classify
 from routing.decision import AUTO_MODEL_NAMES, Classification, Decision, RoutingError, RoutingRequest
 from routing.engine import decide
@@ -29,17 +30,9 @@ if TYPE_CHECKING:
     from .state import AppState
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
 def _classifier_input(chat: ChatRequest) -> tuple[str, str]:
-    system = "\n".join(_text_of(m.get("content")) for m in chat.messages if m.get("role") in ("system", "developer"))
-    user = next((_text_of(m.get("content")) for m in reversed(chat.messages) if m.get("role") == "user"), "")
+    system = "\n".join(content_text(m.get("content")) for m in chat.messages if m.get("role") in ("system", "developer"))
+    user = next((content_text(m.get("content")) for m in reversed(chat.messages) if m.get("role") == "user"), "")
     return system, user
 
 
@@ -90,7 +83,7 @@ def conversation_key(chat: ChatRequest) -> str:
     h = hashlib.blake2b(digest_size=16)
     for message in chat.messages:
         if message.get("role") in ("system", "developer", "user"):
-            h.update(_text_of(message.get("content")).encode())
+            h.update(content_text(message.get("content")).encode())
         if message.get("role") == "user":
             break
     return h.hexdigest()
@@ -131,7 +124,7 @@ def route_request(state: AppState, ex: Exchange, snapshot: Snapshot, lookups: Lo
         has_history=chat.has_history,
         session_model=session_model,
         project_id=key.project_id,
-        cost_multiplier=cost_multiplier(plan=key.plan, markup_bps=key.markup_bps),
+        cost_multiplier=charge_multiplier(plan=key.plan, markup_bps=key.markup_bps),
         resting_routes=state.route_health.resting(),
         overrides=chat.routing,
     )

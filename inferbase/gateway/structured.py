@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from providers.content import json_value_at
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
 
@@ -24,32 +26,6 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _balanced_from(text: str, start: int) -> str | None:
-    opener = text[start]
-    closer = "}" if opener == "{" else "]"
-    depth = 0
-    in_string = False
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == opener:
-            depth += 1
-        elif ch == closer:
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return None
-
-
 def json_extract(content: str) -> Extraction:
     """Return the JSON document in an answer: as is, from a code fence, or embedded in commentary."""
     stripped = content.strip()
@@ -61,9 +37,9 @@ def json_extract(content: str) -> Extraction:
             return Extraction(candidate, "code_fence")
     for i, ch in enumerate(content):
         if ch in "{[":
-            candidate = _balanced_from(content, i)
-            if candidate is not None and _parses(candidate):
-                return Extraction(candidate, "embedded")
+            found = json_value_at(content, i)
+            if found is not None:
+                return Extraction(content[i : found[1]], "embedded")
     return Extraction(None, None)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 
 from ..base import CallOptions
+from ..content import content_text
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires max_tokens; OpenAI callers often leave it out
@@ -21,16 +22,6 @@ JSON_INSTRUCTION = "Respond with only a JSON document: no prose before or after 
 UNSUPPORTED = ("frequency_penalty", "presence_penalty", "seed", "logit_bias", "logprobs", "top_logprobs")
 MAX_TEMPERATURE = 1.0  # Anthropic's temperature runs from 0 to 1 (OpenAI's from 0 to 2)
 THINKING_TOP_P = 0.95  # while thinking, Anthropic takes top_p only from 0.95 to 1
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return ""
 
 
 def _image_block(part: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +64,7 @@ def _tool_input(arguments: Any) -> dict[str, Any]:
 def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
     # reasoning_content is deliberately not forwarded: the spec accepts it back and drops it.
     blocks: list[dict[str, Any]] = []
-    text = _text_of(message.get("content"))
+    text = content_text(message.get("content"))
     if text:
         blocks.append({"type": "text", "text": text})
     for call in message.get("tool_calls") or ():
@@ -109,7 +100,7 @@ def _messages(messages: list[dict[str, Any]]) -> tuple[list[str], list[dict[str,
     for message in messages:
         role = message.get("role")
         if role in ("system", "developer"):
-            system.append(_text_of(message.get("content")))
+            system.append(content_text(message.get("content")))
             continue
         if role == "assistant":
             turn_role, blocks = "assistant", _assistant_blocks(message)

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from ..content import content_text
 from . import text
 from .plan import Plan, SimRequest, WireError
 
@@ -31,7 +32,7 @@ _SCHEMA_MARK = "JSON schema:"
 
 
 def _system_text(system: Any) -> str:
-    return system if isinstance(system, str) else text.content_text(system)
+    return system if isinstance(system, str) else content_text(system)
 
 
 def _has_tool_result(message: Mapping[str, Any]) -> bool:
@@ -128,12 +129,12 @@ class AnthropicWire:
         last_user_text = ""
         for m in reversed(messages):
             if m.get("role") == "user":
-                last_user_text = text.content_text(m.get("content"))
+                last_user_text = content_text(m.get("content"))
                 if last_user_text:
                     break
         last = messages[-1]
         prompt_tokens = text.count_tokens(system) + sum(
-            4 + text.count_tokens(text.content_text(m.get("content"))) for m in messages
+            4 + text.count_tokens(content_text(m.get("content"))) for m in messages
         )
         if tools:
             prompt_tokens += text.count_tokens(orjson.dumps(body.get("tools")).decode())

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs
 
 import orjson
 
+from ..lifespan import lifespan_serve
 from .anthropic_wire import AnthropicWire
 from .directives import Directives, parse_directives
 from .openai_wire import OpenAIWire
@@ -126,7 +127,7 @@ class SimulatedUpstream:
     # -- ASGI -----------------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await lifespan_serve(receive, send)
             return
         if scope["type"] != "http":
             return
@@ -156,15 +157,6 @@ class SimulatedUpstream:
             await _send_bytes(send, 200, orjson.dumps({"data": self.received(tag)}))
         else:
             await _send_bytes(send, 404, orjson.dumps({"error": {"message": f"no route {method} {path}"}}))
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     # -- generation -----------------------------------------------------------------------------
     async def _generate(self, wire: Wire, receive: Receive, send: Send) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from ..content import content_text
 from . import text
 from .plan import Plan, SimRequest, WireError
 
@@ -80,7 +81,7 @@ class OpenAIWire:
         if fmt_type == "json_schema":
             schema = (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
         elif fmt_type == "json_object":
-            schema = text.shape_in("\n".join(text.content_text(m.get("content")) for m in messages
+            schema = text.shape_in("\n".join(content_text(m.get("content")) for m in messages
                                              if m.get("role") in ("system", "developer", "user")))
         tools = tuple(
             (t["function"]["name"], t["function"].get("parameters") or {})
@@ -96,13 +97,13 @@ class OpenAIWire:
         elif isinstance(choice, dict) and isinstance(choice.get("function"), dict):
             forced_tool = str(choice["function"].get("name") or "")
         last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
-        prompt_tokens = sum(4 + text.count_tokens(text.content_text(m.get("content"))) for m in messages)
+        prompt_tokens = sum(4 + text.count_tokens(content_text(m.get("content"))) for m in messages)
         if tools:
             prompt_tokens += text.count_tokens(orjson.dumps(body.get("tools")).decode())
         return SimRequest(
             model=model,
             seed=seed_of(model, messages),
-            last_user_text=text.content_text(last_user.get("content")) if last_user else "",
+            last_user_text=content_text(last_user.get("content")) if last_user else "",
             last_is_user=messages[-1].get("role") == "user",
             tools=tools,
             forced_tool=forced_tool if tools else None,

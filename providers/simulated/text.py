@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from ..content import json_value_at
+
 # Every character lands in exactly one token, so "".join(tokenize(t)) == t.
 _TOKEN_RE = re.compile(r"\s*(?:\w+|[^\w\s])|\s+\Z")
 _COUNT_RE = re.compile(r"\w+|[^\w\s]")
@@ -194,33 +196,6 @@ def _value_for(schema: Mapping[str, Any], root: _Root, depth: int) -> Any:
     return value.strip() if len(value.strip()) >= min_length else value
 
 
-def _first_object(text: str, start: int) -> tuple[Any, int] | None:
-    """Return the JSON object that begins at text[start] ('{') and where it ends, or None."""
-    depth = 0
-    in_string = escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                try:
-                    return orjson.loads(text[start : i + 1]), i + 1
-                except orjson.JSONDecodeError:
-                    return None
-    return None
-
-
 def _schema_of_example(example: Any) -> dict[str, Any]:
     if isinstance(example, dict):
         return {"type": "object", "properties": {k: _schema_of_example(v) for k, v in example.items()},
@@ -248,7 +223,7 @@ def shape_in(prompt: str) -> Mapping[str, Any] | None:
     found: list[Any] = []
     at = prompt.find("{")
     while at >= 0 and len(found) < 8:
-        parsed = _first_object(prompt, at)
+        parsed = json_value_at(prompt, at)
         if parsed is None:
             at = prompt.find("{", at + 1)
             continue
@@ -262,12 +237,3 @@ def shape_in(prompt: str) -> Mapping[str, Any] | None:
     return _schema_of_example(found[-1]) if found else None
 
 
-def content_text(content: Any) -> str:
-    """Return the text of a message content: a string, or the `text` of its text parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content if isinstance(p, dict) and p.get("type") == "text" and "text" in p
-        )
-    return ""

@@ -343,16 +343,11 @@ def run_route_filter(candidates: list[Candidate], trail: Trail, step: str, keep:
                      text: str,
                      singular: str, plural: str, **extra: Any) -> list[Candidate]:
     """Drop routes failing keep(route); a model with no route left is removed."""
-    kept = []
-    for candidate in candidates:
+    def routes_left(candidate: Candidate) -> bool:
         candidate.routes = [pair for pair in candidate.routes if keep(pair[0])]
-        if candidate.routes:
-            kept.append(candidate)
-        else:
-            trail.removed_by[candidate.model.id] = step
-    trail.add(step, len(candidates), len(kept), f"{of_phrase(len(kept), len(candidates), singular, plural)} {text}.",
-              **extra)
-    return kept
+        return bool(candidate.routes)
+
+    return run_model_filter(candidates, trail, step, routes_left, text, singular, plural, **extra)
 
 
 def run_model_filter(candidates: list[M], trail: Trail, step: str, keep: Callable[[M], bool], text: str,

@@ -14,8 +14,8 @@ from billing.pricing import (
     Price,
     ReservationLink,
     UsageCounts,
+    charge_multiplier,
     cost_breakdown,
-    cost_multiplier,
     micros_per_mtok,
     reservation_micros,
     round_half_up,
@@ -155,13 +155,13 @@ def test_catalog_prices_convert_exactly() -> None:
     assert micros_per_mtok(Decimal("0.0000005")) == 1  # below the resolution: half up
 
 
-def test_cost_multiplier_is_the_markup_of_the_integer_rule() -> None:
+def test_charge_multiplier_is_the_markup_of_the_integer_rule() -> None:
     # Routing's estimate of a charge (list price x multiplier) agrees with cost_breakdown before its rounding.
-    assert cost_multiplier(plan="pro", markup_bps=550) == 1.055
-    assert cost_multiplier(plan="free", markup_bps=550) == 0.0
+    assert charge_multiplier(plan="pro", markup_bps=550) == 1.055
+    assert charge_multiplier(plan="free", markup_bps=550) == 0.0
     charged = cost_breakdown([BilledAttempt(UsageCounts(1_000_000, 0), Price(150_000, 0))], plan="pro",
                              markup_bps=550).cost_micros
-    assert charged == round(150_000 * cost_multiplier(plan="pro", markup_bps=550))
+    assert charged == round(150_000 * charge_multiplier(plan="pro", markup_bps=550))
 
 
 def test_reservation_is_the_most_expensive_link_marked_up_and_rounded_up() -> None:

@@ -29,6 +29,7 @@ from providers.errors import (
 from providers.simulated import SimProfile, SimulatedUpstream, build_app
 from providers.simulated.server import running_server
 from providers.sse import iter_sse
+from tests.providers.conftest import make_profile
 
 
 def make_options(**overrides: Any) -> CallOptions:
@@ -42,17 +43,7 @@ def make_options(**overrides: Any) -> CallOptions:
 
 
 def sim_profile(**overrides: Any) -> SimProfile:
-    values: dict[str, Any] = {
-        "ttft_ms": 50,
-        "tokens_per_second": 1000.0,
-        "reasoning": "none",
-        "reasoning_tokens": 0,
-        "json_in_fences": False,
-        "refuses_on": (),
-        "vision": True,
-    }
-    values.update(overrides)
-    return SimProfile(**values)
+    return make_profile(**{"ttft_ms": 50, "tokens_per_second": 1000.0, **overrides})
 
 
 PROFILES = {

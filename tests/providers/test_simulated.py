@@ -15,21 +15,7 @@ import pytest
 
 from providers.simulated import DEFAULT_PROFILE, SimProfile, build_app, load_profiles, parse_directives
 from providers.simulated.server import running_server
-
-
-def make_profile(**overrides: Any) -> SimProfile:
-    values = {
-        "ttft_ms": 100,
-        "tokens_per_second": 500.0,
-        "reasoning": "none",
-        "reasoning_tokens": 0,
-        "json_in_fences": False,
-        "refuses_on": (),
-        "vision": True,
-    }
-    values.update(overrides)
-    return SimProfile(**values)
-
+from tests.providers.conftest import make_profile
 
 PROFILES = {
     "sim-plain": make_profile(),
