@@ -226,39 +226,3 @@ def micros_per_mtok(usd_per_mtok: Decimal | str | float | int) -> int:
     per million tokens, which the catalog (six decimals) never has."""
     value = usd_per_mtok if isinstance(usd_per_mtok, Decimal) else Decimal(str(usd_per_mtok))
     return int((value * TOKENS_PER_PRICE_UNIT).to_integral_value(rounding=ROUND_HALF_UP))
-
-
-# --- Until the pipeline is rewired (docs/billing.md, "Wiring") ---------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RoutePrice:
-    """Deprecated: the float prices (USD per million tokens) the pipeline's `_charge` still builds."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-
-    def as_price(self) -> Price:
-        """Return the same prices as integers, converted once."""
-        return Price(micros_per_mtok(self.input), micros_per_mtok(self.output),
-                     micros_per_mtok(self.cached_input) if self.cached_input is not None else None)
-
-
-@dataclass(frozen=True, slots=True)
-class Charging:
-    """How the organization is charged for one served attempt (the pipeline's current call)."""
-
-    plan: str = "pro"
-    markup_bps: int = 0
-    own_provider_key: bool = False
-    guardrail_micros: int = 0
-
-
-def cost_micros(usage: UsageCounts, price: RoutePrice | Price, charging: Charging) -> int:
-    """Return one served attempt's charge through cost_breakdown (the pipeline's call until it is rewired)."""
-    integer_price = price.as_price() if isinstance(price, RoutePrice) else price
-    guardrails = (GuardrailCharge("guardrails", "input", charging.guardrail_micros),) if charging.guardrail_micros else ()
-    attempt = BilledAttempt(usage, integer_price, own_key=charging.own_provider_key)
-    return cost_breakdown([attempt], plan=charging.plan, markup_bps=charging.markup_bps,
-                          guardrails=guardrails).cost_micros

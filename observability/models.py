@@ -36,6 +36,10 @@ class RequestLog(models.Model):
     structured_output_repair = models.JSONField(null=True)
     requested = models.JSONField(default=dict, help_text="What the request asked of routing: its routing object, "
                                                          "extended_thinking and max_tokens, as sent.")
+    # billing.pricing.CostBreakdown.as_dict(): price lines per billed attempt, checks, markup, waivers.
+    cost_breakdown = models.JSONField(default=dict)
+    # billing.guardrails.CheckResult.as_dict() per check run (never the matched text).
+    guardrails = models.JSONField(default=list)
 
     class Meta:
         # Logs lists an organization's rows newest first, by (created_at, id) for keyset pages, and filters on

@@ -196,6 +196,9 @@ class RoutingPolicy(models.Model):
     max_cost_micros = models.PositiveBigIntegerField(null=True, blank=True)
     structured_output_extraction = models.BooleanField(default=True)
     structured_output_reask = models.BooleanField(default=False)
+    # Guardrail checks on input and output ({"input": [...], "output": [...], "blocklist": [...]}, docs/billing.md);
+    # validated and compiled by billing in the composition root (routing does not import billing).
+    guardrails = models.JSONField(default=dict, blank=True)
     explore_unmeasured = models.BooleanField(
         default=False, help_text="Send a small share of auto traffic to eligible models without latency samples.")
     admit_unmeasured = models.BooleanField(

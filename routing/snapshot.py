@@ -118,6 +118,7 @@ class PolicySnap:
     max_cost_micros: int | None = None
     structured_output_extraction: bool = True
     structured_output_reask: bool = False
+    guardrails: dict[str, Any] = field(default_factory=dict)  # the policy's checks as configured (JSON)
     explore_unmeasured: bool = False
     admit_unmeasured: bool = False
 
@@ -191,6 +192,7 @@ def policy_snap_from_row(row: Any, source: str = "key") -> PolicySnap:
         max_cost_micros=row.max_cost_micros,
         structured_output_extraction=row.structured_output_extraction,
         structured_output_reask=row.structured_output_reask,
+        guardrails=row.guardrails or {},
         explore_unmeasured=row.explore_unmeasured,
         admit_unmeasured=row.admit_unmeasured,
     )

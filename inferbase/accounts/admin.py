@@ -74,3 +74,36 @@ class ProviderKeyForm(forms.ModelForm):
 class ProviderKeyAdmin(admin.ModelAdmin):
     form = ProviderKeyForm
     list_display = ("project", "provider", "label", "last4", "created_at")
+
+
+# Routing policies: routing registers the admin; the guardrails field is validated here, by billing, because
+# routing does not import billing (the composition root wires the two). The portal's policy editor comes later.
+from billing.guardrails import GuardrailConfigError, guardrail_config_parse  # noqa: E402
+from routing.admin import RoutingPolicyAdmin  # noqa: E402
+from routing.models import RoutingPolicy  # noqa: E402
+
+
+class RoutingPolicyForm(forms.ModelForm):
+    class Meta:
+        model = RoutingPolicy
+        fields = "__all__"
+        help_texts = {"guardrails": 'Guardrail checks (docs/billing.md): {"input": [{"check": "pii", "action": '
+                                    '"redact", "price_micros": 50}], "output": [...], "blocklist": [...]}'}
+
+    def clean_guardrails(self) -> Any:
+        """Refuse a configuration billing cannot parse, listing every problem with its place."""
+        value = self.cleaned_data.get("guardrails") or {}
+        if value:
+            try:
+                guardrail_config_parse(value)
+            except GuardrailConfigError as exc:
+                raise forms.ValidationError(exc.errors) from exc
+        return value
+
+
+class GuardedRoutingPolicyAdmin(RoutingPolicyAdmin):
+    form = RoutingPolicyForm
+
+
+admin.site.unregister(RoutingPolicy)
+admin.site.register(RoutingPolicy, GuardedRoutingPolicyAdmin)

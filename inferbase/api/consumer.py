@@ -21,6 +21,8 @@ from inferbase.gateway.answer import answer_stream, answer_whole
 from inferbase.gateway.errors import ApiError, ErrorType
 from inferbase.gateway.events import SSE_DONE, error_event
 from inferbase.gateway.exchange import Exchange, outcome_disconnected, outcome_with_error, request_id_new
+from inferbase.gateway.guard import NO_GUARDRAILS, input_check
+from inferbase.gateway.limits import LimitRefused, limits_admit, limits_settle
 from inferbase.gateway.record import decision_share, record
 from inferbase.gateway.route import lookups_fetch, route_request
 from inferbase.gateway.state import SCOPE_KEY, AppState
@@ -118,6 +120,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                                                 code="internal_error", type=ErrorType.API))
         finally:
             record(self.state, ex)
+            limits_settle(self.state, ex)
 
     def _exchange(self) -> Exchange:
         arrived = self._arrived
@@ -148,10 +151,15 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
             raise ApiError(400, "The request body is empty; send a JSON chat-completions request.", code="invalid_json")
         ex.chat = chat_request_parse(decoded)
         route_request(state, ex, snapshot, await lookups_fetch(state, ex.chat))
+        assert ex.routed is not None
+        ex.guardrails = state.snapshot_holder.billing.guardrails.get(ex.routed.decision.policy.id, NO_GUARDRAILS)
+        await limits_admit(state, ex)  # once, before any upstream call: a fallback never counts twice
+        input_check(ex)  # a block is a 400 here, before any upstream call
         if ex.chat.stream:
             # The headers go with the first bytes the stream emits: until then a failure is still
             # answered with its own status.
-            self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode())]
+            self._stream_headers = [*SSE_HEADERS, (b"x-request-id", ex.request_id.encode()),
+                                    *_encoded(ex.limit_headers)]
             try:
                 await answer_stream(state, ex, self._emit)
             except BaseException:
@@ -171,6 +179,7 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
                 (b"x-inferbase-model", response["model"].encode()),
                 (b"x-inferbase-cost-micros", str(response["usage"]["cost_micros"]).encode()),
                 (b"x-inferbase-latency-ms", str(response["usage"]["latency_ms"]).encode()),
+                *_encoded(ex.limit_headers),
             ],
         )
 
@@ -232,6 +241,8 @@ class ChatCompletionsConsumer(AsyncHttpConsumer):
         headers = [(b"content-type", b"application/json"), (b"x-request-id", ex.request_id.encode())]
         if exc.status == 405:
             headers.append((b"allow", b"POST"))
+        if isinstance(exc, LimitRefused):
+            headers += _encoded(exc.headers)
         await self.send_response(exc.status, orjson.dumps(exc.envelope()), headers=headers)
 
 
@@ -243,6 +254,10 @@ async def _cancel_on_disconnect(receive: Any, task: asyncio.Task[Any], answered:
         return False
     task.cancel()
     return True
+
+
+def _encoded(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode(), value.encode()) for name, value in headers.items()]
 
 
 def _bearer(scope: dict[str, Any]) -> str | None:

@@ -15,7 +15,7 @@ from providers.errors import CONNECTION_CAUSES, UNREACHABLE, UpstreamError
 from routing.decision import ChainLink
 
 from .attempt import Attempt, attempt_plan, dropped_for
-from .charge import charge, usage_from
+from .charge import bill_failed, billed_attempt, charge, usage_from, usage_with_reasks
 from .errors import ChainFailed
 from .exchange import AttemptResult, Exchange, Outcome, outcome_ended
 from .route import session_remember
@@ -37,6 +37,11 @@ class Read(Protocol):
     @property
     def timings(self) -> dict[str, int] | None:
         """The attempt's first-token times, for the route's latency evidence (streams only)."""
+        ...
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """The usage the upstream reported for the attempt (None when it sent none): what it billed."""
         ...
 
 
@@ -75,8 +80,10 @@ async def walk(state: AppState, ex: Exchange, reading: Reading[T]) -> T:
     would refuse too ends the walk at once; so does the first-token deadline."""
     assert ex.chat is not None and ex.routed is not None
     chain = ex.routed.decision.chain
-    body = {"messages": list(ex.chat.messages), **ex.chat.forward}
-    kept: tuple[Attempt, Read, int] | None = None  # a whole answer cut off before content, and its record
+    messages = ex.forward_messages if ex.forward_messages is not None else list(ex.chat.messages)  # checked input
+    body = {"messages": messages, **ex.chat.forward}
+    # A whole answer cut off before content, its record and its billed call (None: the upstream reported no usage).
+    kept: tuple[Attempt, Read, int, int | None] | None = None
     for index, link in enumerate(chain):
         attempt = attempt_plan(state, ex, link, body, stream=reading.stream)
         if attempt is None:
@@ -97,15 +104,19 @@ async def walk(state: AppState, ex: Exchange, reading: Reading[T]) -> T:
         if read.cut and not (reading.serves_cut and index + 1 == len(chain)):
             # An answer cut off before any content is a failed attempt: ask the next model.
             ex.attempts.append(attempt.result("no_content_before_limit"))
+            billed = len(ex.billed)
+            bill_failed(ex, link, read.usage)  # the upstream billed the reasoning that used the limit up
             if reading.serves_cut:
-                kept = (attempt, read, len(ex.attempts) - 1)
+                kept = (attempt, read, len(ex.attempts) - 1, billed if len(ex.billed) > billed else None)
             continue
         read = await reading.amend(attempt, read)
         ex.attempts.append(attempt.result("served", timings=read.timings))
         return await reading.serve(attempt, read)
     if kept is not None:
-        attempt, read, at = kept
+        attempt, read, at, billed_at = kept
         ex.attempts[at] = replace(ex.attempts[at], outcome="served_truncated")
+        if billed_at is not None:
+            del ex.billed[billed_at]  # billed again as the served call
         return await reading.serve(attempt, read)
     return await reading.fail(all_failed(ex.attempts))
 
@@ -138,11 +149,13 @@ def broke_off_error(outcome: str) -> ChainFailed:
 
 def served(state: AppState, ex: Exchange, link: ChainLink, upstream_usage: dict[str, Any] | None, completion_text: str,
            finish_reason: str | None, structured_output_repair: Any = None) -> Outcome:
-    """End the request as served by `link`: its usage (the upstream's, else estimated) charged, the
-    conversation anchored to its model; return the outcome (also set on the exchange)."""
+    """End the request as served by `link`: its usage (the upstream's, else estimated) billed and the request
+    charged once (every billed call and check), the conversation anchored to its model; return the outcome
+    (also set on the exchange)."""
     assert ex.chat is not None and ex.key is not None and ex.routed is not None
     usage = usage_from(upstream_usage, completion_text, ex.routed.prompt_tokens_estimate)
-    ex.outcome = outcome_ended(link=link, usage=usage, cost_micros=charge(ex.key, link, usage),
+    ex.billed.append(billed_attempt(link, usage, "served"))
+    ex.outcome = outcome_ended(link=link, usage=usage_with_reasks(usage, ex.billed), cost_micros=charge(ex).cost_micros,
                                finish_reason=finish_reason or "stop", dropped_params=dropped_for(ex.chat, link),
                                structured_output_repair=structured_output_repair)
     session_remember(state.sessions, ex.chat, ex.routed.session_model, link.model.id)

@@ -13,6 +13,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from billing.guardrails import NO_GUARDRAILS, CheckResult, Guardrails
+from billing.limits import Reservation
+from billing.pricing import BilledAttempt, CostBreakdown, GuardrailCharge
 from inferbase.accounts.selectors import KeyInfo
 from routing.decision import ChainLink, Decision
 
@@ -119,6 +122,16 @@ class Exchange:
     attempts: list[AttemptResult] = field(default_factory=list)
     ttft_ms: int | None = None
     outcome: Outcome | None = None
+    # Every upstream call the provider billed (served, re-asks, failed attempts that reported usage) and the
+    # guardrail checks run: what the request is charged, priced once into `breakdown` (charge.charge).
+    billed: list[BilledAttempt] = field(default_factory=list)
+    guardrail_charges: list[GuardrailCharge] = field(default_factory=list)
+    breakdown: CostBreakdown | None = None
+    reservation: Reservation | None = None  # what the limits hold for the request until it is settled
+    limit_headers: dict[str, str] = field(default_factory=dict)  # x-ratelimit-* and budget headers, when limited
+    guardrails: Guardrails = NO_GUARDRAILS  # the policy's checks
+    forward_messages: list[dict[str, Any]] | None = None  # the input as checked (redacted), when it has checks
+    guardrail_results: list[CheckResult] = field(default_factory=list)
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from observability.selectors import decision_shown
 
+from .charge import charge
 from .errors import NotRouted
 from .exchange import Exchange, Outcome
 from .request import ChatRequest
@@ -39,6 +40,8 @@ def record(state: AppState, ex: Exchange) -> None:
     usage = outcome.usage
     details = usage.get("completion_tokens_details") or {}
     attempts = [attempt.as_record() for attempt in ex.attempts]
+    # A request that was not served is charged here: a failed attempt its upstream billed, checks that ran.
+    breakdown = ex.breakdown or (charge(ex) if key is not None else None)
     routed = ex.routed.routing if ex.routed is not None else {}
     unrouted = outcome.error.classification if isinstance(outcome.error, NotRouted) else None
     log = {
@@ -58,7 +61,9 @@ def record(state: AppState, ex: Exchange) -> None:
         "prompt_tokens": int(usage.get("prompt_tokens") or 0),
         "completion_tokens": int(usage.get("completion_tokens") or 0),
         "reasoning_tokens": details.get("reasoning_tokens"),
-        "cost_micros": outcome.cost_micros,
+        "cost_micros": breakdown.cost_micros if breakdown is not None else 0,
+        "cost_breakdown": breakdown.as_dict() if breakdown is not None else {},
+        "guardrails": [result.as_dict() for result in ex.guardrail_results],
         "latency_ms": ex.elapsed_ms(),
         "ttft_ms": ex.ttft_ms,
         "attempts": attempts,

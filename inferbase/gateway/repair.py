@@ -12,7 +12,7 @@ from providers.errors import UpstreamError
 
 from .assemble import Choice, choices_of
 from .attempt import Attempt
-from .charge import usage_from
+from .charge import billed_attempt, usage_from
 from .exchange import Exchange
 from .structured import json_extract, schema_errors
 
@@ -21,18 +21,16 @@ REASK_PROMPT = "Reply with only the JSON document, with no code fences and no co
 
 async def structured_repairs(ex: Exchange, attempt: Attempt, client: Any, result: dict[str, Any],
                              choices: tuple[Choice, ...], text: str) -> tuple[dict[str, Any], tuple[Choice, ...]]:
-    """Take the JSON document out of each choice; a re-ask's usage is added to the result's."""
+    """Take the JSON document out of each choice; each re-ask is billed on the exchange (and its usage shown)."""
     assert ex.routed is not None
     if len(choices) == 1:
         repaired = [await _structured_repair(ex, attempt, client, choices[0])]
     else:
         repaired = await asyncio.gather(*(_structured_repair(ex, attempt, client, choice) for choice in choices))
-    extra = [usage for _, usage in repaired if usage is not None]
-    if extra:
-        # A re-ask is a second attempt on the same route, billed: its usage is added to the first's.
-        first = usage_from(result.get("usage"), text, ex.routed.prompt_tokens_estimate)
-        result = {**result, "usage": {k: int(first.get(k, 0)) + sum(int(u.get(k, 0)) for u in extra)
-                                      for k in ("prompt_tokens", "completion_tokens", "total_tokens")}}
+    for _, usage in repaired:
+        if usage is not None:
+            # A re-ask is a second call on the same route, billed; the usage shown adds it (charge.usage_with_reasks).
+            ex.billed.append(billed_attempt(attempt.link, usage, "reask"))
     return result, tuple(choice for choice, _ in repaired)
 
 
@@ -58,7 +56,8 @@ async def _structured_repair(ex: Exchange, attempt: Attempt, client: Any,
             ex.attempts.append(attempt.result(exc.outcome, status=exc.status, error=exc.message, started=started,
                                               calls=1))
             return replace(choice, repair={"applied": False, "reason": "no_document", "reasked": True}), None
-        reask_usage = usage_from(result.get("usage"), "", ex.routed.prompt_tokens_estimate)
+        reask_usage = usage_from(result.get("usage"), str(choices_of(result)[0].message.get("content") or ""),
+                                 ex.routed.prompt_tokens_estimate)
         # The re-ask's answer, in the place of the first (whose logprobs stay: the client asked for those).
         choice = replace(choices_of(result)[0], logprobs=choice.logprobs)
         content = choice.message.get("content") or ""

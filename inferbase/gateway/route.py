@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from billing.pricing import charge_multiplier
 from providers.content import content_text
 from routing.classifier import classification_key, classify
 from routing.decision import AUTO_MODEL_NAMES, Classification, Decision, RoutingError, RoutingRequest
@@ -20,7 +21,6 @@ from routing.engine import decide
 from routing.snapshot import Snapshot
 from routing.tokens import count_prompt_tokens
 
-from .charge import cost_multiplier
 from .errors import NotRouted
 from .exchange import Exchange, Routed
 from .request import ChatRequest
@@ -124,7 +124,7 @@ def route_request(state: AppState, ex: Exchange, snapshot: Snapshot, lookups: Lo
         has_history=chat.has_history,
         session_model=session_model,
         project_id=key.project_id,
-        cost_multiplier=cost_multiplier(key),
+        cost_multiplier=charge_multiplier(plan=key.plan, markup_bps=key.markup_bps),
         resting_routes=state.route_health.resting(),
         overrides=chat.routing,
     )

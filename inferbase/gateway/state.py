@@ -29,12 +29,16 @@ from channels.middleware import BaseMiddleware
 from django.conf import settings
 from django.core.cache import caches
 
+from billing.limits import Limiter
+from billing.selectors import limits_snapshot_load
 from inferbase.accounts.selectors import KeyInfo, default_policy_maps, key_info_get, provider_secrets
 from observability.recorder import Recorder
 from providers.http import UpstreamClients
 from routing.snapshot import VERSION_KEY, Snapshot, snapshot_build, snapshot_version_bump
 
 from .decisions import SharedDecisions
+from .guard import guardrails_by_policy
+from .limits import NO_BILLING, BillingSnapshot, limiter_from_settings
 from .persist import RecordStore
 from .shared import RouteHealth, SharedLRU, SharedRedis
 
@@ -57,6 +61,13 @@ def _snapshot_load(version: str) -> Snapshot:
     )
 
 
+def _snapshots_load(version: str) -> tuple[Snapshot, BillingSnapshot]:
+    """Build the routing snapshot and, in the same database call, what billing reads per request."""
+    snapshot = _snapshot_load(version)
+    policies = [*snapshot.policies.values()]
+    return snapshot, BillingSnapshot(limits=limits_snapshot_load(), guardrails=guardrails_by_policy(policies))
+
+
 class SnapshotHolder:
     """Holds this process's snapshot; re-checks the shared version in the background, at most once per
     check interval, while requests go on with the snapshot held. The check goes through one cache client
@@ -64,6 +75,7 @@ class SnapshotHolder:
 
     def __init__(self) -> None:
         self._snapshot: Snapshot | None = None
+        self.billing: BillingSnapshot = NO_BILLING  # loaded with the snapshot, replaced with it
         self._checked_at = 0.0
         self._refreshing: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[Snapshot]] = (
             weakref.WeakKeyDictionary())
@@ -110,8 +122,8 @@ class SnapshotHolder:
                 return current
             if version is None:
                 version = await database_sync_to_async(snapshot_version_bump)()
-            built = await database_sync_to_async(_snapshot_load)(version)
-            self._snapshot = built
+            built, billing = await database_sync_to_async(_snapshots_load)(version)
+            self._snapshot, self.billing = built, billing
             return built
         finally:
             self._checked_at = time.monotonic()  # a failed check, too, waits its interval before the next
@@ -179,6 +191,7 @@ class AppState:
     recorder: Recorder
     record_store: RecordStore  # what the recorder stores with (in its writer thread)
     upstream: UpstreamClients
+    limiter: Limiter  # budgets and rate limits: Redis counters when REDIS_URL is set
 
     @classmethod
     def from_settings(cls) -> AppState:
@@ -201,6 +214,7 @@ class AppState:
             recorder=recorder,
             record_store=store,
             upstream=UpstreamClients(settings.INFERBASE_UPSTREAM_TRANSPORT),
+            limiter=limiter_from_settings(),
         )
 
 

@@ -19,9 +19,10 @@ from .assemble import TRUNCATED_HINT, ChunkAssembler
 from .attempt import Attempt
 from .chain import BrokeOff, broke_off_error, served
 from .choices import streams_merge
-from .errors import ChainFailed
+from .errors import ApiError, ChainFailed
 from .events import NO_DELTA_CHOICES, SSE_DONE, SSE_KEEPALIVE, error_event, sse
 from .exchange import Exchange, outcome_ended
+from .guard import StreamChecks
 from .record import decision_share
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class StreamRead:
 
     assembler: ChunkAssembler | None
     started: float
+    usage: dict[str, Any] | None = None  # what the upstream reported (a cut attempt's too: it was billed)
 
     @property
     def cut(self) -> bool:
@@ -107,6 +109,7 @@ class StreamedAnswer:
         # With thinking turned off, a model's reasoning is held until its answer starts: an answer that is
         # all reasoning is then a failed attempt, and the client sees none of it.
         self._hold_reasoning = ex.chat.extended_thinking is False
+        self._checks = StreamChecks(ex) if ex.guardrails.output else None
 
     def _source(self, attempt: Attempt) -> AsyncIterator[dict[str, Any]]:
         """Return one attempt's chunks, of n choices: one upstream stream asked for n, or `calls` streams
@@ -131,11 +134,13 @@ class StreamedAnswer:
                     if not chunk.get("choices"):
                         continue  # the upstream's usage chunk: we send our own usage
                     out = _chunk_out(ex, link, chunk)
+                    if self._checks is not None and not self._checked(attempt, out):
+                        continue  # its content is held back until the checks can settle it
                     if committed:
                         emit(sse(out))
                         continue
                     if finish and not content and self._hold_reasoning and assembler.reasoning:
-                        return StreamRead(None, attempt.started)  # ended with held reasoning only: a failed attempt
+                        return StreamRead(None, attempt.started, assembler.usage)  # held reasoning only: a failed attempt
                     if content or finish or (reasoning and not self._hold_reasoning):
                         committed = True
                         ex.ttft_ms = ex.elapsed_ms()
@@ -150,7 +155,15 @@ class StreamedAnswer:
                 raise BrokeOff(exc) from exc
             raise
         # Not committed: it ended with reasoning only (held) or nothing at all.
-        return StreamRead(assembler if committed else None, attempt.started)
+        return StreamRead(assembler if committed else None, attempt.started, assembler.usage)
+
+    def _checked(self, attempt: Attempt, chunk: dict[str, Any]) -> bool:
+        assert self._checks is not None
+        try:
+            return self._checks.chunk(chunk)
+        except ApiError:
+            self._ex.attempts.append(attempt.result("guardrail_blocked"))
+            raise
 
     async def amend(self, attempt: Attempt, read: StreamRead) -> StreamRead:  # type: ignore[override]
         return read
@@ -163,6 +176,8 @@ class StreamedAnswer:
         ex, emit, link = self._ex, self._out.emit, attempt.link
         assembler = read.assembler
         assert ex.chat is not None and assembler is not None
+        if self._checks is not None:
+            self._checks.end()
         outcome = served(self._state, ex, link, assembler.usage, "".join(assembler.content), assembler.finish_reason)
         latency_ms = ex.elapsed_ms()
         if ex.chat.include_usage:

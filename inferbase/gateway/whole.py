@@ -11,6 +11,7 @@ from .chain import served
 from .choices import all_or_none, completion_from_chunks, completions_merge
 from .errors import ChainFailed
 from .exchange import Exchange
+from .guard import output_check
 from .repair import structured_repairs
 
 if TYPE_CHECKING:
@@ -28,6 +29,10 @@ class WholeRead:
     @property
     def cut(self) -> bool:
         return all(choice.cut_before_content for choice in self.choices)
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        return self.result.get("usage")
 
     def text(self) -> str:
         return "".join(str(choice.message.get("content") or "") for choice in self.choices)
@@ -83,6 +88,9 @@ def completion_body(state: AppState, ex: Exchange, attempt: Attempt, read: Whole
     assert ex.routed is not None
     choices = read.choices
     link = attempt.link
+    blocked = None
+    if ex.guardrails.output:
+        choices, blocked = output_check(ex, choices)  # charged before the request is priced, below
     repairs = [choice.repair for choice in choices]
     repair: Any = None
     if len(repairs) == 1:
@@ -90,6 +98,8 @@ def completion_body(state: AppState, ex: Exchange, attempt: Attempt, read: Whole
     elif any(r is not None for r in repairs):
         repair = [r or {"applied": False} for r in repairs]  # one report per choice, in choice order
     outcome = served(state, ex, link, read.result.get("usage"), read.text(), choices[0].finish_reason, repair)
+    if blocked is not None:
+        raise blocked  # the answer is withheld; its upstream call and the checks are still charged
     routing = {k: v for k, v in ex.routed.routing.items() if k != "object"}
     if any(choice.truncated_by_thinking for choice in choices):
         routing["truncated"] = "max_tokens"

@@ -134,3 +134,73 @@ def test_usage_totals_equal_the_cost_every_response_reported(live: LiveGateway) 
         assert usage["totals"]["cost_micros"] == sum(costs)
         by_model = http.get(query + "&group_by=model").json()
         assert sum(row["cost_micros"] for row in by_model["data"]) == usage["totals"]["cost_micros"]
+
+
+def _logged(live: LiveGateway, request_id: str) -> dict | None:
+    """Return the request's log record (cost_micros and its breakdown) once the writer has stored it."""
+    import json
+
+    out = live.shell("import json; from observability.models import RequestLog; "
+                     f"r = RequestLog.objects.filter(request_id={request_id!r}).values('cost_micros', 'cost_breakdown').first(); "
+                     "print(json.dumps(r))")
+    return json.loads(out)
+
+
+def test_a_reask_and_a_failed_billed_attempt_are_in_the_breakdown_and_the_one_figure(live: LiveGateway) -> None:
+    import orjson
+
+    org = f"breakdown-{uuid.uuid4().hex[:8]}"
+    key = live.create_key(org=org, policy=f"{org}-reask", structured_output_reask=True)
+    with httpx.Client(base_url=live.api, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        reask_body = {"model": "openai-gpt-4.1-mini", "response_format": {"type": "json_object"},
+                      "messages": [{"role": "user", "content": "Describe a cat in JSON. [sim:json=none]"}]}
+        told: list[int] = []  # every cost_micros a response reported, for Usage's totals
+
+        def reasked() -> httpx.Response | None:
+            # The policy edit reaches the gateway with its next snapshot (served stale while it reloads).
+            response = http.post("/chat/completions", json=reask_body)
+            told.append(response.json()["usage"]["cost_micros"])
+            return response if response.json()["usage"].get("structured_output_repair", {}).get("reasked") else None
+
+        reask = poll(reasked, timeout=20)
+        # qwen3-32b thinks through its 100 tokens and is cut off before content (billed); the next link serves.
+        cut = http.post("/chat/completions", json={
+            "model": "auto", "max_tokens": 100, "extended_thinking": True,
+            "messages": [{"role": "user", "content": "Prove that there are infinitely many primes, step by step."}],
+            "routing": {"model_pool": ["qwen3-32b", "openai-gpt-4.1-mini"], "optimize": "quality"}})
+        assert cut.status_code == 200 and cut.json()["model"] == "openai-gpt-4.1-mini"
+        usage_event = chunk_usage = None
+        with http.stream("POST", "/chat/completions", json={
+                "model": "auto", "max_tokens": 64, "stream": True, "stream_options": {"include_usage": True},
+                "messages": [{"role": "user", "content": "Tell me a story"}]}) as stream:
+            streamed_id = stream.headers["x-request-id"]
+            for line in stream.iter_lines():
+                if line.startswith("data: {"):
+                    event = orjson.loads(line[6:])
+                    if event.get("object") == "usage":
+                        usage_event = event["cost_micros"]
+                    elif event.get("usage"):
+                        chunk_usage = event["usage"]["cost_micros"]
+        assert usage_event is not None and usage_event == chunk_usage
+
+        costs = {}
+        for response, reasons in ((reask, ["reask", "served"]), (cut, ["failed_billed", "served"])):
+            body = response.json()
+            assert int(response.headers["x-inferbase-cost-micros"]) == body["usage"]["cost_micros"]
+            logged = poll(lambda rid=body["id"]: _logged(live, rid), timeout=20)
+            breakdown = logged["cost_breakdown"]
+            assert [a["reason"] for a in breakdown["attempts"]] == reasons
+            assert all(a["provider_picos"] > 0 for a in breakdown["attempts"])
+            assert logged["cost_micros"] == breakdown["cost_micros"] == body["usage"]["cost_micros"] > 0
+            # Rounded once over both calls: the charge is the marked-up sum of their exact price lines.
+            assert breakdown["provider_micros"] + breakdown["markup_micros"] == breakdown["cost_micros"]
+            costs[body["id"]] = body["usage"]["cost_micros"]
+        streamed = poll(lambda: _logged(live, streamed_id), timeout=20)
+        assert streamed["cost_micros"] == usage_event
+        costs[streamed_id] = usage_event
+
+        today = datetime.now(UTC).date()
+        query = f"/usage?from={(today - timedelta(days=1)).isoformat()}&to={(today + timedelta(days=1)).isoformat()}"
+        told += [cut.json()["usage"]["cost_micros"], usage_event]
+        usage = poll(lambda: (u := http.get(query).json())["totals"]["requests"] == len(told) and u, timeout=20)
+        assert usage["totals"]["cost_micros"] == sum(told)

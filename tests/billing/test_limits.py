@@ -266,12 +266,7 @@ def test_an_edit_of_a_budget_or_rate_limit_marks_the_snapshot_stale() -> None:
 
 
 def test_the_process_limiter_counts_in_memory_without_redis(settings) -> None:  # type: ignore[no-untyped-def]
-    from inferbase.gateway import limits
+    from inferbase.gateway.state import AppState
 
     settings.REDIS_URL = ""
-    limits._limiter = None
-    try:
-        assert isinstance(limits.limiter()._store, MemoryCounterStore)
-        assert limits.limiter() is limits.limiter()
-    finally:
-        limits._limiter = None
+    assert isinstance(AppState.from_settings().limiter._store, MemoryCounterStore)

@@ -10,14 +10,12 @@ import pytest
 
 from billing.pricing import (
     BilledAttempt,
-    Charging,
     GuardrailCharge,
     Price,
     ReservationLink,
-    RoutePrice,
     UsageCounts,
+    charge_multiplier,
     cost_breakdown,
-    cost_micros,
     micros_per_mtok,
     reservation_micros,
     round_half_up,
@@ -157,12 +155,13 @@ def test_catalog_prices_convert_exactly() -> None:
     assert micros_per_mtok(Decimal("0.0000005")) == 1  # below the resolution: half up
 
 
-def test_pipeline_call_keeps_working_on_float_prices() -> None:
-    legacy = RoutePrice(input=0.15, output=0.60, cached_input=0.075)
-    assert cost_micros(UsageCounts(1000, 1000), legacy, Charging(plan="pro", markup_bps=500)) == 788
-    assert cost_micros(UsageCounts(1000, 1000), legacy, Charging(plan="free", markup_bps=500)) == 0
-    own = Charging(plan="pro", markup_bps=500, own_provider_key=True, guardrail_micros=7)
-    assert cost_micros(UsageCounts(1000, 1000), legacy, own) == 7
+def test_charge_multiplier_is_the_markup_of_the_integer_rule() -> None:
+    # Routing's estimate of a charge (list price x multiplier) agrees with cost_breakdown before its rounding.
+    assert charge_multiplier(plan="pro", markup_bps=550) == 1.055
+    assert charge_multiplier(plan="free", markup_bps=550) == 0.0
+    charged = cost_breakdown([BilledAttempt(UsageCounts(1_000_000, 0), Price(150_000, 0))], plan="pro",
+                             markup_bps=550).cost_micros
+    assert charged == round(150_000 * charge_multiplier(plan="pro", markup_bps=550))
 
 
 def test_reservation_is_the_most_expensive_link_marked_up_and_rounded_up() -> None:
