@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('routing', '0004_living_evidence'),
+        ('routing', '0005_policy_guardrails'),
     ]
 
     operations = [
