@@ -15,6 +15,7 @@ from channels.db import database_sync_to_async
 from channels.testing import HttpCommunicator
 from django.conf import settings
 from django.db import connections
+from django.test import override_settings
 
 from inferbase.accounts.services import api_key_create
 from inferbase.api.consumer import ChatCompletionsConsumer
@@ -54,8 +55,10 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[Any, str, AppState, Reco
     created = await database_sync_to_async(api_key_create)(org_slug="acme", project_name="web")
     upstream = build_app(profiles=load_profiles(settings.INFERBASE_CATALOG_PATH), time_scale=0)
     records = Records()
+    with override_settings(REDIS_URL=""):  # the consumer on its own: caches and counters in this process
+        base = AppState.from_settings()
     state = dataclasses.replace(
-        AppState.from_settings(),
+        base,
         upstream=UpstreamClients(transport=httpx.ASGITransport(app=upstream, root_path="/simulated")),
         decisions=SharedDecisions(SharedRedis("", "test"), tmp_path / "decisions", 60),
         recorder=Recorder(records, tmp_path / "spool", linger=0),
