@@ -56,6 +56,27 @@ def sse(*deltas: dict[str, Any], finish: str | None = "stop", broken: bool = Fal
     return lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
 
 
+def chunk(**delta: Any) -> bytes:
+    """One SSE frame of a streamed answer carrying `delta`."""
+    return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def paced(*parts: bytes | float) -> Behaviour:
+    """A streamed answer sent as written: frames (bytes), and pauses (seconds) between them."""
+
+    async def body() -> AsyncIterator[bytes]:
+        for part in parts:
+            if isinstance(part, bytes):
+                yield part
+            else:
+                await asyncio.sleep(part)
+
+    return lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+
 def status(code: int) -> Behaviour:
     return lambda request: httpx.Response(code, json={"error": {"message": f"status {code}", "type": "x"}})
 
