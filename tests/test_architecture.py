@@ -113,3 +113,59 @@ def test_relative_imports_are_read_as_the_modules_they_name(tmp_path: Path) -> N
     assert _imports(module, tmp_path) == {"inferbase.gateway", "inferbase.gateway.chain", "inferbase.gateway.errors",
                                           "inferbase.gateway.errors.ApiError", "inferbase.api",
                                           "inferbase.api.views"}
+
+
+# Packages a request runs through: no state of their own at module level (it lives in the AppState).
+REQUEST_PATH = ("inferbase/gateway", "inferbase/api", "providers", "routing/engine", "billing")
+_MUTABLE_CALLS = frozenset({"dict", "list", "set", "OrderedDict", "defaultdict", "Counter", "deque",
+                            "WeakKeyDictionary", "WeakValueDictionary", "local", "Lock", "RLock"})
+
+
+def _module_state(path: Path) -> list[str]:
+    """Return the module-level mutable values a file holds (a container, a lock, or a `global` rebound in a
+    function); constants in capitals and `__all__` are not state."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = [t.id for t in targets if isinstance(t, ast.Name) and not t.id.isupper() and t.id != "__all__"]
+        called = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else (
+            value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else None)
+        if names and (isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp)
+                      or called in _MUTABLE_CALLS):
+            found.append(f"{names[0]} (line {node.lineno})")
+    found += [f"global {', '.join(node.names)} (line {node.lineno})" for node in ast.walk(tree)
+              if isinstance(node, ast.Global)]
+    return found
+
+
+def _stateful(root: Path, folder: str) -> list[str]:
+    paths = _sources(root, folder)
+    assert paths, f"no Python files under {root / folder}"
+    return [f"{path.relative_to(root)}: {state}" for path in paths for state in _module_state(path)]
+
+
+@pytest.mark.parametrize("folder", REQUEST_PATH)
+def test_no_module_level_state_on_the_request_path(folder: str) -> None:
+    assert _stateful(REPO, folder) == []
+
+
+@pytest.mark.parametrize("line", [
+    "_cache: dict[str, int] = {}",
+    "_tasks = set()",
+    "_clients = weakref.WeakKeyDictionary()",
+    "_lock = threading.Lock()",
+    "_seen = 0\ndef f():\n    global _seen\n    _seen += 1",
+])
+def test_module_level_state_is_caught(tmp_path: Path, line: str) -> None:
+    module = tmp_path / "inferbase" / "gateway" / "module.py"
+    module.parent.mkdir(parents=True)
+    module.write_text('"""A module."""\n\nLIMITS = {"a": 1}\n__all__ = ["LIMITS"]\n')
+    assert _stateful(tmp_path, "inferbase/gateway") == []
+    module.write_text(module.read_text() + line + "\n")
+    assert len(_stateful(tmp_path, "inferbase/gateway")) == 1
