@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from providers.credentials import env_credential
 from routing.decision import Classification, Decision, RoutingOverrides, RoutingRequest
 from routing.engine import decide
 from routing.snapshot import ModelSnap, PolicySnap, RouteLatencySnap, RouteSnap, Snapshot
@@ -68,7 +68,7 @@ def make_route(**overrides: Any) -> RouteSnap:
     cached = values["price_cached_input"]
     values.setdefault("cached_input_micros_per_mtok", None if cached is None else round(cached * 1_000_000))
     # As snapshot_build does: the environment's credential is read when the route is built.
-    values.setdefault("env_api_key", (os.environ.get(values["api_key_env"]) or None) if values["api_key_env"] else None)
+    values.setdefault("env_api_key", env_credential(values["api_key_env"]))
     return RouteSnap(**values)
 
 
