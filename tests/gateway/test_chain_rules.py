@@ -149,9 +149,9 @@ async def test_a_stream_that_fails_after_its_first_token_is_not_retried(state, m
 
 
 async def test_a_stream_is_timed_to_its_first_token_not_to_its_end(state) -> None:  # type: ignore[no-untyped-def]
-    """A long answer is never cut off for being long: the budget (here 200 ms) runs to the first token only."""
-    answer = paced(chunk(content="a"), 0.15, chunk(content="b"), 0.15, chunk(content="c"), 0.15, DONE)
-    ex = exchange(link("a"), stream=True, first_token_ms=200)
+    """A long answer is never cut off for being long: the budget (here 500 ms) runs to the first token only."""
+    answer = paced(chunk(content="a"), 0.25, chunk(content="b"), 0.25, chunk(content="c"), 0.25, DONE)
+    ex = exchange(link("a"), stream=True, first_token_ms=500)
     events = await streamed(state(Upstreams(a=answer)), ex)
     assert "".join(e["choices"][0]["delta"].get("content") or "" for e in events[1:-2]) == "abc"
     assert outcomes(ex) == ["served"]
@@ -169,7 +169,7 @@ async def test_a_whole_answer_gets_at_least_the_spec_minimum_whatever_the_first_
 async def test_a_whole_answer_slower_than_its_attempt_budget_yields_to_the_next(state, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(timeouts, "NONSTREAM_MIN_ATTEMPT_S", 0.1)  # the spec's 60 s, shortened
     upstreams = Upstreams(a=paced_completion(5.0), b=completion("from b"))
-    ex = exchange(link("a"), link("b"), first_token_ms=200)
+    ex = exchange(link("a"), link("b"), first_token_ms=1000)
     answer = await answer_whole(state(upstreams), ex)
     assert answer["model"] == "model-b" and outcomes(ex) == ["timeout", "served"]
 
@@ -192,7 +192,7 @@ async def test_no_link_is_tried_once_the_requests_deadline_has_passed(state, mon
 
 async def test_a_thinking_model_that_falls_silent_yields_to_the_next(state, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Not streamed, a thinking model's answer is read as a stream and fails only on silence (the spec's 30 s)."""
-    monkeypatch.setattr(timeouts, "THINKING_SILENCE_S", 0.2)
+    monkeypatch.setattr(timeouts, "THINKING_SILENCE_S", 0.5)
     thinking = paced(chunk(reasoning_content="let me think"), 5.0, chunk(content="late"), DONE)
     upstreams = Upstreams(a=thinking, b=completion("from b"))
     ex = exchange(link("a", reasoning="always_on"), link("b"))
@@ -201,10 +201,11 @@ async def test_a_thinking_model_that_falls_silent_yields_to_the_next(state, monk
 
 
 async def test_a_thinking_model_that_keeps_sending_is_not_cut_for_its_length(state, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(timeouts, "THINKING_SILENCE_S", 0.2)
-    thinking = paced(chunk(reasoning_content="a"), 0.1, chunk(reasoning_content="b"), 0.1, chunk(reasoning_content="c"),
-                     0.1, chunk(content="answer"), DONE)
-    ex = exchange(link("a", reasoning="always_on"), link("b"))
+    """Longer in all (0.8 s) than its first-token budget (300 ms), never silent for the silence limit (0.5 s)."""
+    monkeypatch.setattr(timeouts, "THINKING_SILENCE_S", 0.5)
+    thinking = paced(chunk(reasoning_content="a"), 0.2, chunk(reasoning_content="b"), 0.2, chunk(reasoning_content="c"),
+                     0.2, chunk(reasoning_content="d"), 0.2, chunk(content="answer"), DONE)
+    ex = exchange(link("a", reasoning="always_on"), link("b"), first_token_ms=300)
     answer = await answer_whole(state(Upstreams(a=thinking, b=completion("from b"))), ex)
     assert answer["model"] == "model-a" and answer["choices"][0]["message"]["content"] == "answer"
     assert outcomes(ex) == ["served"]
