@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.test import override_settings
 
 from inferbase.gateway.decisions import SharedDecisions
 from inferbase.gateway.shared import RouteHealth, SharedRedis
@@ -19,7 +20,8 @@ from tests.gateway.upstreams import Upstreams
 @pytest.fixture
 def state(tmp_path: Path) -> Callable[[Upstreams], AppState]:
     def build(upstreams: Upstreams, *, threshold: int = 1000) -> AppState:
-        base = AppState.from_settings()
+        with override_settings(REDIS_URL=""):  # caches, counters and limits in this process
+            base = AppState.from_settings()
         return dataclasses.replace(
             base,
             upstream=UpstreamClients(transport=httpx.MockTransport(upstreams)),
