@@ -16,6 +16,10 @@ DOC = REPO / "docs" / "benchmarks.md"
 SVG = REPO / "docs" / "bench-latency.svg"
 OUT = REPO / "bench-out"
 ORDER = ["direct", "floor", "gateway-pinned", "gateway-auto", "gateway-uvicorn-pinned", "gateway-uvicorn-auto", "litellm"]
+# The per-feature gateways and the other checkout's (tables only; the chart keeps to ORDER).
+FEATURES = {"gateway-pinned-no-samples": "route samples off", "gateway-pinned-no-tail": "live tail off",
+            "gateway-pinned-limits-guardrails": "rpm/tpm limits + PII checks in and out"}
+TABLE_ORDER = [*ORDER[:4], *FEATURES, "before-pinned", "before-auto", *ORDER[4:]]
 COLORS = {"direct": "#888888", "floor": "#4c9be8", "gateway-pinned": "#2ca02c", "gateway-auto": "#98df8a",
           "gateway-uvicorn-pinned": "#9467bd", "gateway-uvicorn-auto": "#c5b0d5", "litellm": "#d62728"}
 
@@ -63,7 +67,7 @@ def table(data: dict) -> list[str]:
         "TTFT p50 ms (added) | errors | CPU ms/req (1 / 2) | CPU × floor | peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted(g, key=lambda k: (k[1], k[2], ORDER.index(k[0]) if k[0] in ORDER else 99))
+    keys = sorted(g, key=lambda k: (k[1], k[2], TABLE_ORDER.index(k[0]) if k[0] in TABLE_ORDER else 99))
     for target, stream, c in keys:
         rows = g[(target, stream, c)]
         direct = g.get(("direct", stream, c), [])
@@ -177,6 +181,55 @@ def headline(data: dict) -> list[str]:
     return out
 
 
+def features(data: dict) -> list[str]:
+    """CPU per request of the shipped gateway against the floor, what each feature adds (shipped − the gateway
+    without it, or with it − shipped), and the other checkout's gateway (before) against this one (after)."""
+    g = grouped(data["results"])
+    cells = sorted({(s, c) for (t, s, c) in g if t in FEATURES or t.startswith("before-")})
+    if not cells:
+        return []
+
+    def cpu(t: str, s: bool, c: int) -> float | None:
+        return avg(g.get((t, s, c), []), "target_cpu_ms_per_req")
+
+    have_before = any(t.startswith("before-") for t, _, _ in g)
+    head = "| mode | c | floor | shipped pinned (× floor) | " + " | ".join(
+        f"{label}: CPU (feature's Δ)" for t, label in FEATURES.items() if any(k[0] == t for k in g)) + " |"
+    if have_before:
+        head += " before pinned | after ÷ before, pinned | shipped auto | before auto | after ÷ before, auto |"
+    lines = ["CPU ms per request, mean of the runs.", "", head, "|" + "---|" * (head.count("|") - 1)]
+    for s, c in cells:
+        fl, pin = cpu("floor", s, c), cpu("gateway-pinned", s, c)
+        row = [("stream" if s else "json"), str(c), f(fl, "{:.2f}"),
+               f"{f(pin, '{:.2f}')} ({pin / fl:.2f}×)" if pin and fl else f(pin, "{:.2f}")]
+        for t in FEATURES:
+            if not any(k[0] == t for k in g):
+                continue
+            v = cpu(t, s, c)
+            if v is None or pin is None:
+                row.append(f(v, "{:.2f}"))
+                continue
+            added = v - pin if t == "gateway-pinned-limits-guardrails" else pin - v  # on − off
+            row.append(f"{v:.2f} ({added * 1000:+.0f} µs, {added / pin * 100:+.1f}%)")
+        if have_before:
+            bp, aut, ba = cpu("before-pinned", s, c), cpu("gateway-auto", s, c), cpu("before-auto", s, c)
+            row += [f(bp, "{:.2f}"), f"**{pin / bp:.3f}**" if pin and bp else "–", f(aut, "{:.2f}"), f(ba, "{:.2f}"),
+                    f"**{aut / ba:.3f}**" if aut and ba else "–"]
+        lines.append("| " + " | ".join(row) + " |")
+    notes = ["", "Each feature's gateway is the shipped one (same code, same default settings, the embedded scheduler "
+             "on) with one thing changed; the feature's Δ is the shipped gateway's CPU per request minus that "
+             "gateway's (for limits and checks: that gateway's minus the shipped one's), in the same cells of the "
+             "same run. Route samples and the live tail run in the log writer's thread, off the request path, but "
+             "in the same process, so their CPU counts here."]
+    if have_before:
+        commit = data.get("before_commit") or "?"
+        notes.append("")
+        notes.append(f"Before = the gateway of another checkout (commit `{commit}`), on its own database with its "
+                     "own defaults, run beside the others under the same load; after = the shipped gateway of this "
+                     "run. ÷ = after's CPU per request over before's.")
+    return ["### Per feature, and before/after", "", *lines, *notes]
+
+
 def environment(data: dict) -> list[str]:
     e = data["environment"]
     pk = ", ".join(f"{k} {v}" for k, v in e["packages"].items())
@@ -283,8 +336,9 @@ def latest(peer: bool) -> Path | None:
 def write_docs(path: Path) -> None:
     data = load(path)
     peer = data["command"] == "make bench-peer"
-    body = ["### Headline", "", *headline(data), "", *environment(data), "", "### All configurations", "",
-            *table(data)]
+    extra = features(data)
+    body = ["### Headline", "", *headline(data), "", *environment(data), "", *extra, *([""] if extra else []),
+            "### All configurations", "", *table(data)]
     if peer and data.get("litellm_failure"):
         body += ["", "LiteLLM did not run; the last lines of its output:", "", "```", data["litellm_failure"], "```"]
     if not peer:
