@@ -9,7 +9,7 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "benchmarks.md"
@@ -190,14 +190,16 @@ def features(data: dict) -> list[str]:
         return []
 
     def cpu(t: str, s: bool, c: int) -> float | None:
-        return avg(g.get((t, s, c), []), "target_cpu_ms_per_req")
+        vals = [r["target_cpu_ms_per_req"] for r in g.get((t, s, c), []) if r.get("target_cpu_ms_per_req")]
+        return median(vals) if vals else None
 
+    rounds = max((len(g[k]) for k in g if k[0] == "gateway-pinned" and (k[1], k[2]) in cells), default=0)
     have_before = any(t.startswith("before-") for t, _, _ in g)
     head = "| mode | c | floor | shipped pinned (× floor) | " + " | ".join(
         f"{label}: CPU (feature's Δ)" for t, label in FEATURES.items() if any(k[0] == t for k in g)) + " |"
     if have_before:
         head += " before pinned | after ÷ before, pinned | shipped auto | before auto | after ÷ before, auto |"
-    lines = ["CPU ms per request, mean of the runs.", "", head, "|" + "---|" * (head.count("|") - 1)]
+    lines = [f"CPU ms per request, median of the {rounds} runs of each (the grid's and the extra rounds).", "", head, "|" + "---|" * (head.count("|") - 1)]
     for s, c in cells:
         fl, pin = cpu("floor", s, c), cpu("gateway-pinned", s, c)
         row = [("stream" if s else "json"), str(c), f(fl, "{:.2f}"),
@@ -242,7 +244,10 @@ def environment(data: dict) -> list[str]:
         "",
         f"Workload: one chat-completions request (`[sim:tokens={w['tokens']}]`, {w['content_chunks_per_stream']} content "
         f"chunks when streamed), closed loop at c = {', '.join(map(str, w['concurrency']))}, {w['warmup_s']} s warm-up then "
-        f"{w['duration_s']} s measured per configuration, {w['rounds']} runs of the whole grid (run 1 / run 2 shown). "
+        f"{w['duration_s']} s measured per configuration, {w['rounds']} runs of the whole grid (run 1 / run 2 shown)"
+        + (f", then {w['feature_rounds']} more of the floor and every gateway at c = "
+           f"{', '.join(map(str, w['feature_concurrency']))} (their cells show every run)" if w.get("feature_rounds") else "")
+        + ". "
         "Pinned = `meta-llama-3.3-70b`, auto = `model: \"auto\"`. Added latency = target − direct at the same percentile "
         "(means of the runs). CPU ms/req = Δ(utime+stime) of the server process from `/proc/<pid>/stat` over the "
         "measured window ÷ requests completed in it. Peak RSS = `VmHWM`.",

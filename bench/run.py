@@ -12,7 +12,8 @@ run starts one gateway per feature measured, each differing by one thing: route 
 (INFERBASE_ROUTE_SAMPLES=false), the live tail off (INFERBASE_LIVE_TAIL=false), and a key with rpm/tpm limits
 under a policy with PII checks on input and output. With --gateway-before, a gateway from another checkout
 (e.g. `git worktree add --detach ../before <commit>`) runs beside them under the same load, so a change is
-measured before and after in one run. These run at --feature-concurrency, pinned (and auto for before).
+measured before and after in one run. These run at --feature-concurrency, pinned (and auto for before), in the
+grid's rounds and then --feature-rounds more with the floor and the shipped gateway beside them.
 
 Every server runs in its own process on loopback; the load generator (bench/loadgen.py) runs in its own
 process per configuration and reads the target process's CPU from /proc around its measured window."""
@@ -304,8 +305,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--concurrency", default="1,10,50")
-    parser.add_argument("--feature-concurrency", default="10,50",
+    parser.add_argument("--feature-concurrency", default="50",
                         help="where the per-feature and --gateway-before gateways are measured")
+    parser.add_argument("--feature-rounds", type=int, default=2,
+                        help="extra rounds, after the grid, of the floor and every gateway at --feature-concurrency "
+                             "(the per-feature table takes the median of all rounds)")
     parser.add_argument("--gateway-before", type=Path, default=None, metavar="CHECKOUT",
                         help="also run the gateway of this checkout (a git worktree at an earlier commit) side by side")
     parser.add_argument("--no-features", action="store_true", help="only the shipped gateway (the grid as before)")
@@ -315,6 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds, args.duration, args.concurrency, args.feature_concurrency = 1, 2.0, "1,50", "50"
+        args.feature_rounds = 1
         args.no_docs = True
     concs = [int(c) for c in args.concurrency.split(",")]
     feature_concs = [int(c) for c in args.feature_concurrency.split(",")]
@@ -342,6 +347,10 @@ def main(argv: list[str] | None = None) -> None:
         only_at = {t: feature_concs for t in targets if t not in ("direct", "floor", "gateway-pinned", "gateway-auto")}
         for r in range(1, args.rounds + 1):
             bench.grid(targets, [False, True], concs, r, only_at)
+        if only_at and args.feature_rounds:
+            log(f"{args.feature_rounds} more rounds of the floor and the gateways at c={args.feature_concurrency}")
+            for r in range(args.rounds + 1, args.rounds + args.feature_rounds + 1):
+                bench.grid([t for t in targets if t != "direct"], [False, True], feature_concs, r)
         if not args.peer and not args.quick:
             log("gateway under uvicorn: non-streamed pinned and auto at c=50")
             proc = bench.start_uvicorn_gateway()
@@ -360,7 +369,8 @@ def main(argv: list[str] | None = None) -> None:
         "command": command, "argv": sys.argv[1:], "timestamp": stamp, "environment": environment(),
         "workload": {"tokens": TOKENS, "content_chunks_per_stream": TOKENS // 4, "pinned_model": PINNED,
                      "duration_s": args.duration, "warmup_s": args.warmup, "rounds": args.rounds,
-                     "concurrency": concs, "feature_concurrency": feature_concs},
+                     "concurrency": concs, "feature_concurrency": feature_concs,
+                     "feature_rounds": args.feature_rounds if not args.peer and not args.no_features else 0},
         "targets": {name: {k: v for k, v in t.items() if k in ("server", "model")} for name, t in bench.targets.items()},
         "before_commit": bench.before_commit,
         "results": bench.results,
