@@ -4,6 +4,7 @@ a profile of the middle of the load (bench/profiled_daphne.py: on and off by sig
 package, so two checkouts can be compared line by line.
 
     .venv/bin/python -m bench.profile_gateway [--checkout ../before] [--stream] [--concurrency 10] [--duration 10]
+    .venv/bin/python -m bench.profile_gateway --compare after.prof before.prof   # calls per request, side by side
 
 cProfile sees the main thread only (daphne's reactor and the event loop: the request path); the log writer's
 thread is not in it. Profiling slows every call, so compare the shares and the per-request figures of two
@@ -43,6 +44,45 @@ def package_of(filename: str, checkout: Path) -> str:
     return "stdlib"
 
 
+OUR_PACKAGES = {"inferbase", "providers", "routing", "billing", "observability"}
+
+
+def requests_in(stats: dict) -> int:
+    """Requests served while profiled: the request parser runs once per request, in every checkout so far."""
+    return sum(v[1] for (filename, _, name), v in stats.items()
+               if filename.endswith("inferbase/api/validation.py") and name == "chat_request_parse")
+
+
+def _where(key: tuple[str, int, str]) -> str:
+    filename, _, name = key
+    if "site-packages/" in filename:
+        filename = filename.split("site-packages/", 1)[1]
+    else:  # our packages, whichever checkout they were loaded from
+        parts = Path(filename).parts
+        ours = [i for i, part in enumerate(parts) if part in OUR_PACKAGES]
+        if ours:
+            filename = "/".join(parts[ours[0]:])
+    return f"{filename}:{name}"
+
+
+def compare(after: Path, before: Path, top: int) -> None:
+    """Print the calls per request each profile makes, and the functions whose calls per request differ most."""
+    a, b = pstats.Stats(str(after)).stats, pstats.Stats(str(before)).stats
+    na, nb = requests_in(a), requests_in(b)
+    calls_a: dict[str, float] = defaultdict(float)
+    calls_b: dict[str, float] = defaultdict(float)
+    for key, v in a.items():
+        calls_a[_where(key)] += v[1] / na
+    for key, v in b.items():
+        calls_b[_where(key)] += v[1] / nb
+    print(f"function calls per request: {sum(calls_a.values()):.0f} ({after}) against {sum(calls_b.values()):.0f} "
+          f"({before}), {sum(calls_a.values()) / sum(calls_b.values()) - 1:+.1%}")
+    print("most added calls per request:")
+    for name in sorted(set(calls_a) | set(calls_b), key=lambda n: -(calls_a.get(n, 0) - calls_b.get(n, 0)))[:top]:
+        print(f"  {calls_a.get(name, 0) - calls_b.get(name, 0):+7.1f}  ({calls_a.get(name, 0):6.1f} against "
+              f"{calls_b.get(name, 0):6.1f})  {name}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile_gateway", description=__doc__)
     parser.add_argument("--checkout", type=Path, default=REPO)
@@ -51,7 +91,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("AFTER.prof", "BEFORE.prof"),
+                        help="compare two profiles written by earlier runs (calls per request: the machine's load "
+                             "moves the times of two runs, not their calls) and exit")
     args = parser.parse_args(argv)
+    if args.compare:
+        compare(*args.compare, args.top)
+        return
     checkout = args.checkout.resolve()
     tmp = Path(tempfile.mkdtemp(prefix="inferbase-profile-"))
     bench = Bench(argparse.Namespace(duration=args.duration, warmup=1.0), tmp)
@@ -88,9 +134,8 @@ def main(argv: list[str] | None = None) -> None:
         for g in bench.gateways:
             g.process = None
     stats = pstats.Stats(str(out))
-    # Requests served while profiled: daphne's WebRequest.process runs once per HTTP request, in both checkouts.
-    sent = sum(v[1] for (f, _, name), v in stats.stats.items() if f.endswith("daphne/http_protocol.py")
-               and name == "process")
+    sent = requests_in(stats.stats)
+    print(f"profile: {out}")
     total = sum(v[2] for v in stats.stats.values())  # own time of every function
     print(f"checkout {checkout}: {sent} requests while profiled ({result['throughput_rps']} req/s over the load "
           f"generator's window), main thread own time {total * 1000 / sent:.3f} ms/request under the profiler")
