@@ -40,7 +40,14 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from tests.live import LiveGateway, free_port, start_live_gateway, stop_live_gateway, stop_process  # noqa: E402
+from tests.live import (  # noqa: E402
+    LiveGateway,
+    free_port,
+    poll,
+    start_live_gateway,
+    stop_live_gateway,
+    stop_process,
+)
 
 OUT = REPO / "bench-out"
 DOC = REPO / "docs" / "benchmarks.md"
@@ -189,6 +196,11 @@ class Bench:
         gateway = self._live(**SHIPPED)
         key = gateway.shell(LIMITED_KEY_SETUP)
         self._gateway_target(LIMITED, gateway, PINNED, key=key, server="daphne, key with rpm/tpm limits, PII checks")
+        # Made after the gateway started: the edit reaches it with its next snapshot (stale while revalidating).
+        body = {"model": PINNED, "messages": [{"role": "user", "content": "hi"}]}
+        poll(lambda: "x-ratelimit-limit-requests" in httpx.post(
+            gateway.base_url + CHAT, json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30).headers,
+            timeout=30, interval=0.5)
 
     def _before(self, repo: Path) -> None:
         gateway = self._live(repo=repo, **SHIPPED)
