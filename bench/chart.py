@@ -46,9 +46,9 @@ def avg(rows: list[dict], *keys: str) -> float | None:
     return mean(vals) if vals else None
 
 
-def mid_cpu(rows: list[dict]) -> float | None:
+def mid_cpu(rows: list[dict], key: str = "target_cpu_ms_per_req") -> float | None:
     """The median CPU per request of the runs: the machine is shared, and one disturbed run moves a mean."""
-    vals = [r["target_cpu_ms_per_req"] for r in rows if r.get("target_cpu_ms_per_req")]
+    vals = [r[key] for r in rows if r.get(key)]
     return median(vals) if vals else None
 
 
@@ -223,6 +223,18 @@ def features(data: dict) -> list[str]:
             row += [f(bp, "{:.2f}"), f"**{pin / bp:.3f}**" if pin and bp else "–", f(aut, "{:.2f}"), f(ba, "{:.2f}"),
                     f"**{aut / ba:.3f}**" if aut and ba else "–"]
         lines.append("| " + " | ".join(row) + " |")
+    threads = [t for t in ("gateway-pinned", *FEATURES, "before-pinned", "gateway-auto", "before-auto")
+               if any(k[0] == t for k in g)]
+    if any(r.get("target_main_thread_cpu_ms_per_req") for r in data["results"]):
+        lines += ["", "The same, split by thread: the main thread (daphne's reactor and the event loop: the request "
+                  "path, and in the before checkout its log writer's task) / the other threads (the log writer's "
+                  "thread, Django's and asyncio's thread pools), ms per request, medians.", "",
+                  "| mode | c | " + " | ".join(threads) + " |", "|" + "---|" * (len(threads) + 2)]
+        for s, c in cells:
+            lines.append(f"| {'stream' if s else 'json'} | {c} | " + " | ".join(
+                f"{f(mid_cpu(g.get((t, s, c), []), 'target_main_thread_cpu_ms_per_req'), '{:.2f}')} / "
+                f"{f(mid_cpu(g.get((t, s, c), []), 'target_other_threads_cpu_ms_per_req'), '{:.2f}')}"
+                for t in threads) + " |")
     notes = ["", "Each feature's gateway is the shipped one (same code, same default settings, the embedded scheduler "
              "on) with one thing changed; the feature's Δ is the shipped gateway's CPU per request minus that "
              "gateway's (for limits and checks: that gateway's minus the shipped one's), in the same cells of the "
