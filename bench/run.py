@@ -172,8 +172,8 @@ class Bench:
         self.targets[name] = {"url": gateway.base_url + CHAT, "pid": gateway.process.pid,
                               "key": key or gateway.api_key, "model": model, "server": server}
 
-    def start_gateway(self) -> None:
-        self.gateway = self._live(**SHIPPED)
+    def start_gateway(self, repo: Path = REPO) -> None:
+        self.gateway = self._live(repo=repo, **SHIPPED)
         self._gateway_target("gateway-pinned", self.gateway, PINNED)
         self._gateway_target("gateway-auto", self.gateway, "auto")
 
@@ -324,6 +324,9 @@ def main(argv: list[str] | None = None) -> None:
                              "(the per-feature table takes the median of all rounds)")
     parser.add_argument("--gateway-before", type=Path, default=None, metavar="CHECKOUT",
                         help="also run the gateway of this checkout (a git worktree at an earlier commit) side by side")
+    parser.add_argument("--gateway-after", type=Path, default=None, metavar="CHECKOUT",
+                        help="run the gateway of this checkout as the shipped one (implies --no-features, no uvicorn, "
+                             "no docs): with --gateway-before, two earlier commits compared")
     parser.add_argument("--no-features", action="store_true", help="only the shipped gateway (the grid as before)")
     parser.add_argument("--quick", action="store_true",
                         help="one round of 2 s at c=1 and 50, no uvicorn, no docs: for iterating")
@@ -333,6 +336,8 @@ def main(argv: list[str] | None = None) -> None:
         args.rounds, args.duration, args.concurrency, args.feature_concurrency = 1, 2.0, "1,50", "50"
         args.feature_rounds = 1
         args.no_docs = True
+    if args.gateway_after:
+        args.no_features = args.no_docs = True
     concs = [int(c) for c in args.concurrency.split(",")]
     feature_concs = [int(c) for c in args.feature_concurrency.split(",")]
     started = time.monotonic()
@@ -345,7 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         log("starting the simulated upstream, the gateway" + (" and LiteLLM" if args.peer else " and the floor"))
         bench.start_upstream()
-        bench.start_gateway()
+        bench.start_gateway(args.gateway_after.resolve() if args.gateway_after else REPO)
         if args.peer:
             extra_proc = bench.start_litellm()
             targets = ["direct", "gateway-pinned"] + (["litellm"] if "litellm" in bench.targets else [])
@@ -355,7 +360,9 @@ def main(argv: list[str] | None = None) -> None:
             if not args.no_features:
                 log("starting the per-feature gateways" + (f" and {args.gateway_before}'s" if args.gateway_before else ""))
                 bench.start_feature_gateways(args.gateway_before.resolve() if args.gateway_before else None)
-                targets += [t for t in (*FEATURE_OFF, LIMITED, "before-pinned", "before-auto") if t in bench.targets]
+            elif args.gateway_before:
+                bench._before(args.gateway_before.resolve())
+            targets += [t for t in (*FEATURE_OFF, LIMITED, "before-pinned", "before-auto") if t in bench.targets]
         only_at = {t: feature_concs for t in targets if t not in ("direct", "floor", "gateway-pinned", "gateway-auto")}
         for r in range(1, args.rounds + 1):
             bench.grid(targets, [False, True], concs, r, only_at)
@@ -363,7 +370,7 @@ def main(argv: list[str] | None = None) -> None:
             log(f"{args.feature_rounds} more rounds of the floor and the gateways at c={args.feature_concurrency}")
             for r in range(args.rounds + 1, args.rounds + args.feature_rounds + 1):
                 bench.grid([t for t in targets if t != "direct"], [False, True], feature_concs, r)
-        if not args.peer and not args.quick:
+        if not args.peer and not args.quick and not args.gateway_after:
             log("gateway under uvicorn: non-streamed pinned and auto at c=50")
             proc = bench.start_uvicorn_gateway()
             for r in range(1, args.rounds + 1):
@@ -382,9 +389,10 @@ def main(argv: list[str] | None = None) -> None:
         "workload": {"tokens": TOKENS, "content_chunks_per_stream": TOKENS // 4, "pinned_model": PINNED,
                      "duration_s": args.duration, "warmup_s": args.warmup, "rounds": args.rounds,
                      "concurrency": concs, "feature_concurrency": feature_concs,
-                     "feature_rounds": args.feature_rounds if not args.peer and not args.no_features else 0},
+                     "feature_rounds": args.feature_rounds if any(r["round"] > args.rounds for r in bench.results) else 0},
         "targets": {name: {k: v for k, v in t.items() if k in ("server", "model")} for name, t in bench.targets.items()},
         "before_commit": bench.before_commit,
+        "after_checkout": str(args.gateway_after.resolve()) if args.gateway_after else None,
         "results": bench.results,
         "gateway_log_errors": [line for line in gateway_log.splitlines()
                                if any(w in line for w in ("ERROR", "Traceback", "WARNING", "Error"))][:50],
