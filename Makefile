@@ -47,10 +47,11 @@ bench: install-dev
 clean:
 	rm -rf $(VENV) db.sqlite3 var $(CLIENTS)/.venv $(CLIENTS)/.venv-instructor $(CLIENTS)/node_modules
 
-# Gateway overhead benchmark (bench/, docs/benchmarks.md): direct vs floor vs gateway, ~5 minutes.
+# Gateway overhead benchmark (bench/, docs/benchmarks.md): direct vs floor vs gateway as shipped and with each
+# feature changed, ~10 minutes; BEFORE=<checkout> also runs that checkout's gateway side by side.
 .PHONY: bench-gateway
 bench-gateway: install
-	$(PY) -m bench.run
+	$(PY) -m bench.run $(if $(BEFORE),--gateway-before $(BEFORE))
 
 # The same, against a LiteLLM proxy installed in its own virtual env (.venv-litellm).
 bench-peer: install

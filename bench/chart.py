@@ -9,13 +9,17 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
-from statistics import mean
+from statistics import mean, median
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "benchmarks.md"
 SVG = REPO / "docs" / "bench-latency.svg"
 OUT = REPO / "bench-out"
 ORDER = ["direct", "floor", "gateway-pinned", "gateway-auto", "gateway-uvicorn-pinned", "gateway-uvicorn-auto", "litellm"]
+# The per-feature gateways and the other checkout's (tables only; the chart keeps to ORDER).
+FEATURES = {"gateway-pinned-no-samples": "route samples off", "gateway-pinned-no-tail": "live tail off",
+            "gateway-pinned-limits-guardrails": "rpm/tpm limits + PII checks in and out"}
+TABLE_ORDER = [*ORDER[:4], *FEATURES, "before-pinned", "before-auto", *ORDER[4:]]
 COLORS = {"direct": "#888888", "floor": "#4c9be8", "gateway-pinned": "#2ca02c", "gateway-auto": "#98df8a",
           "gateway-uvicorn-pinned": "#9467bd", "gateway-uvicorn-auto": "#c5b0d5", "litellm": "#d62728"}
 
@@ -42,6 +46,12 @@ def avg(rows: list[dict], *keys: str) -> float | None:
     return mean(vals) if vals else None
 
 
+def mid_cpu(rows: list[dict], key: str = "target_cpu_ms_per_req") -> float | None:
+    """The median CPU per request of the runs: the machine is shared, and one disturbed run moves a mean."""
+    vals = [r[key] for r in rows if r.get(key)]
+    return median(vals) if vals else None
+
+
 def per_round(rows: list[dict], *keys: str, fmt: str = "{:.1f}") -> str:
     out = []
     for r in sorted(rows, key=lambda r: r["round"]):
@@ -63,7 +73,7 @@ def table(data: dict) -> list[str]:
         "TTFT p50 ms (added) | errors | CPU ms/req (1 / 2) | CPU × floor | peak RSS MiB |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted(g, key=lambda k: (k[1], k[2], ORDER.index(k[0]) if k[0] in ORDER else 99))
+    keys = sorted(g, key=lambda k: (k[1], k[2], TABLE_ORDER.index(k[0]) if k[0] in TABLE_ORDER else 99))
     for target, stream, c in keys:
         rows = g[(target, stream, c)]
         direct = g.get(("direct", stream, c), [])
@@ -79,8 +89,8 @@ def table(data: dict) -> list[str]:
             if target != "direct" and direct and avg(direct, "ttft_ms", "p50") is not None:
                 ttft += f" ({avg(rows, 'ttft_ms', 'p50') - avg(direct, 'ttft_ms', 'p50'):+.1f})"
         ratio = "–"
-        cpu = avg(rows, "target_cpu_ms_per_req")
-        fcpu = avg(floor, "target_cpu_ms_per_req")
+        cpu = mid_cpu(rows)
+        fcpu = mid_cpu(floor)
         if target not in ("direct", "floor") and cpu and fcpu:
             ratio = f"{cpu / fcpu:.2f}×"
         hwm = max((r.get("target_hwm_kib", 0) for r in rows), default=0) / 1024
@@ -108,7 +118,7 @@ def headline(data: dict) -> list[str]:
     out = []
 
     def cpu(t: str, s: bool = False, cc: int = c) -> float | None:
-        return avg(g.get((t, s, cc), []), "target_cpu_ms_per_req")
+        return mid_cpu(g.get((t, s, cc), []))
 
     def rps(t: str, s: bool = False, cc: int = c) -> float | None:
         return avg(g.get((t, s, cc), []), "throughput_rps")
@@ -118,8 +128,8 @@ def headline(data: dict) -> list[str]:
 
     fl, pin, aut = cpu("floor"), cpu("gateway-pinned"), cpu("gateway-auto")
     if fl and pin:
-        out.append(f"- CPU per non-streamed request at c={c} (mean of the runs): floor **{fl:.2f} ms**, gateway pinned "
-                   f"**{pin:.2f} ms** ({pin / fl:.2f}× the floor; aim ≤ 1.5×), auto **{f(aut, '{:.2f}')} ms**"
+        out.append(f"- CPU per non-streamed request at c={c} (median of the runs): floor **{fl:.2f} ms**, gateway pinned "
+                   f"**{pin:.2f} ms** ({pin / fl:.2f}× the floor; aim ≤ 1.3×), auto **{f(aut, '{:.2f}')} ms**"
                    + (f" ({aut / fl:.2f}×; auto − pinned {aut - pin:+.2f} ms, aim ≤ +1 ms)." if aut else "."))
     sfl, spin, saut = cpu("floor", True), cpu("gateway-pinned", True), cpu("gateway-auto", True)
     if sfl and spin:
@@ -127,7 +137,7 @@ def headline(data: dict) -> list[str]:
         per_c = ", ".join(f"c={cc} {cpu('gateway-pinned', True, cc) / cpu('floor', True, cc):.2f}×"
                           for cc in levels if cpu("floor", True, cc) and cpu("gateway-pinned", True, cc))
         out.append(f"- CPU per streamed request (20 content chunks) at c={c}: floor **{sfl:.2f} ms**, pinned **{spin:.2f} ms** "
-                   f"(**{spin / sfl:.2f}×** the floor; aim ≤ 1.5×), auto {f(saut, '{:.2f}')} ms"
+                   f"(**{spin / sfl:.2f}×** the floor; aim ≤ 1.3×), auto {f(saut, '{:.2f}')} ms"
                    + (f" ({saut / sfl:.2f}×)" if saut else "") + f". Pinned ÷ floor by concurrency: {per_c}.")
 
     def ttft(t: str, cc: int = 1) -> float | None:
@@ -177,6 +187,68 @@ def headline(data: dict) -> list[str]:
     return out
 
 
+def features(data: dict) -> list[str]:
+    """CPU per request of the shipped gateway against the floor, what each feature adds (shipped − the gateway
+    without it, or with it − shipped), and the other checkout's gateway (before) against this one (after)."""
+    g = grouped(data["results"])
+    cells = sorted({(s, c) for (t, s, c) in g if t in FEATURES or t.startswith("before-")})
+    if not cells:
+        return []
+
+    def cpu(t: str, s: bool, c: int) -> float | None:
+        return mid_cpu(g.get((t, s, c), []))
+
+    rounds = max((len(g[k]) for k in g if k[0] == "gateway-pinned" and (k[1], k[2]) in cells), default=0)
+    have_before = any(t.startswith("before-") for t, _, _ in g)
+    head = "| mode | c | floor | shipped pinned (× floor) | " + " | ".join(
+        f"{label}: CPU (feature's Δ)" for t, label in FEATURES.items() if any(k[0] == t for k in g)) + " |"
+    if have_before:
+        head += " before pinned | after ÷ before, pinned | shipped auto | before auto | after ÷ before, auto |"
+    lines = [f"CPU ms per request, median of the {rounds} runs of each (the grid's and the extra rounds).", "", head, "|" + "---|" * (head.count("|") - 1)]
+    for s, c in cells:
+        fl, pin = cpu("floor", s, c), cpu("gateway-pinned", s, c)
+        row = [("stream" if s else "json"), str(c), f(fl, "{:.2f}"),
+               f"{f(pin, '{:.2f}')} ({pin / fl:.2f}×)" if pin and fl else f(pin, "{:.2f}")]
+        for t in FEATURES:
+            if not any(k[0] == t for k in g):
+                continue
+            v = cpu(t, s, c)
+            if v is None or pin is None:
+                row.append(f(v, "{:.2f}"))
+                continue
+            added = v - pin if t == "gateway-pinned-limits-guardrails" else pin - v  # on − off
+            row.append(f"{v:.2f} ({added * 1000:+.0f} µs, {added / pin * 100:+.1f}%)")
+        if have_before:
+            bp, aut, ba = cpu("before-pinned", s, c), cpu("gateway-auto", s, c), cpu("before-auto", s, c)
+            row += [f(bp, "{:.2f}"), f"**{pin / bp:.3f}**" if pin and bp else "–", f(aut, "{:.2f}"), f(ba, "{:.2f}"),
+                    f"**{aut / ba:.3f}**" if aut and ba else "–"]
+        lines.append("| " + " | ".join(row) + " |")
+    threads = [t for t in ("gateway-pinned", *FEATURES, "before-pinned", "gateway-auto", "before-auto")
+               if any(k[0] == t for k in g)]
+    if any(r.get("target_main_thread_cpu_ms_per_req") for r in data["results"]):
+        lines += ["", "The same, split by thread: the main thread (daphne's reactor and the event loop: the request "
+                  "path, and in the before checkout its log writer's task) / the other threads (the log writer's "
+                  "thread, Django's and asyncio's thread pools), ms per request, medians.", "",
+                  "| mode | c | " + " | ".join(threads) + " |", "|" + "---|" * (len(threads) + 2)]
+        for s, c in cells:
+            lines.append(f"| {'stream' if s else 'json'} | {c} | " + " | ".join(
+                f"{f(mid_cpu(g.get((t, s, c), []), 'target_main_thread_cpu_ms_per_req'), '{:.2f}')} / "
+                f"{f(mid_cpu(g.get((t, s, c), []), 'target_other_threads_cpu_ms_per_req'), '{:.2f}')}"
+                for t in threads) + " |")
+    notes = ["", "Each feature's gateway is the shipped one (same code, same default settings, the embedded scheduler "
+             "on) with one thing changed; the feature's Δ is the shipped gateway's CPU per request minus that "
+             "gateway's (for limits and checks: that gateway's minus the shipped one's), in the same cells of the "
+             "same run. Route samples and the live tail run in the log writer's thread, off the request path, but "
+             "in the same process, so their CPU counts here."]
+    if have_before:
+        commit = data.get("before_commit") or "?"
+        notes.append("")
+        notes.append(f"Before = the gateway of another checkout (commit `{commit}`), on its own database with its "
+                     "own defaults, run beside the others under the same load; after = the shipped gateway of this "
+                     "run. ÷ = after's CPU per request over before's.")
+    return ["### Per feature, and before/after", "", *lines, *notes]
+
+
 def environment(data: dict) -> list[str]:
     e = data["environment"]
     pk = ", ".join(f"{k} {v}" for k, v in e["packages"].items())
@@ -189,10 +261,14 @@ def environment(data: dict) -> list[str]:
         "",
         f"Workload: one chat-completions request (`[sim:tokens={w['tokens']}]`, {w['content_chunks_per_stream']} content "
         f"chunks when streamed), closed loop at c = {', '.join(map(str, w['concurrency']))}, {w['warmup_s']} s warm-up then "
-        f"{w['duration_s']} s measured per configuration, {w['rounds']} runs of the whole grid (run 1 / run 2 shown). "
+        f"{w['duration_s']} s measured per configuration, {w['rounds']} runs of the whole grid (run 1 / run 2 shown)"
+        + (f", then {w['feature_rounds']} more of the floor and every gateway at c = "
+           f"{', '.join(map(str, w['feature_concurrency']))} (their cells show every run)" if w.get("feature_rounds") else "")
+        + ". "
         "Pinned = `meta-llama-3.3-70b`, auto = `model: \"auto\"`. Added latency = target − direct at the same percentile "
         "(means of the runs). CPU ms/req = Δ(utime+stime) of the server process from `/proc/<pid>/stat` over the "
-        "measured window ÷ requests completed in it. Peak RSS = `VmHWM`.",
+        "measured window ÷ requests completed in it; CPU × floor and the headline's CPU figures are medians of the runs. "
+        "Peak RSS = `VmHWM`.",
     ]
 
 
@@ -283,8 +359,9 @@ def latest(peer: bool) -> Path | None:
 def write_docs(path: Path) -> None:
     data = load(path)
     peer = data["command"] == "make bench-peer"
-    body = ["### Headline", "", *headline(data), "", *environment(data), "", "### All configurations", "",
-            *table(data)]
+    extra = features(data)
+    body = ["### Headline", "", *headline(data), "", *environment(data), "", *extra, *([""] if extra else []),
+            "### All configurations", "", *table(data)]
     if peer and data.get("litellm_failure"):
         body += ["", "LiteLLM did not run; the last lines of its output:", "", "```", data["litellm_failure"], "```"]
     if not peer:

@@ -5,7 +5,7 @@ same chat-completions request back to back for a warm-up, then for a measured wi
         --model auto --concurrency 50 --duration 4 [--stream] [--pid 1234]
 
 With --pid, the target process's CPU (utime+stime from /proc/<pid>/stat, children included via the
-process tree given) and memory (VmRSS/VmHWM from /proc/<pid>/status) are read around the measured window."""
+process tree given; the first process's main thread and other threads apart, from /proc/<pid>/task) and memory (VmRSS/VmHWM from /proc/<pid>/status) are read around the measured window."""
 
 from __future__ import annotations
 
@@ -29,6 +29,19 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat", "rb") as fh:
         fields = fh.read().rsplit(b")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # fields 14 and 15 of stat(5)
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """utime+stime of each thread of a process (by thread id; the main thread's id is the pid)."""
+    out: dict[int, float] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            out[int(tid)] = (int(fields[11]) + int(fields[12])) / CLK_TCK
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return out
 
 
 def memory_kib(pid: int) -> dict[str, int]:
@@ -139,6 +152,7 @@ async def run(args: argparse.Namespace) -> dict:
         await asyncio.sleep(args.warmup)
         stats = Stats()
         cpu0 = {p: cpu_seconds(p) for p in pids}
+        threads0 = thread_cpu_seconds(pids[0]) if pids else {}
         self0 = time.process_time()
         t0 = time.perf_counter()
         phase["stats"] = stats
@@ -146,6 +160,7 @@ async def run(args: argparse.Namespace) -> dict:
         phase["stats"] = None  # requests still in flight finish unrecorded
         elapsed = time.perf_counter() - t0
         cpu1 = {p: cpu_seconds(p) for p in pids}
+        threads1 = thread_cpu_seconds(pids[0]) if pids else {}
         self1 = time.process_time()
         stop.set()
         stuck = inflight["n"]
@@ -173,6 +188,12 @@ async def run(args: argparse.Namespace) -> dict:
         # cancels out on average in a closed loop).
         result["target_cpu_ms_per_req"] = round(cpu * 1000 / done, 3) if done else None
         result["target_cpu_util"] = round(cpu / elapsed, 3)
+        # The first target process's main thread (its event loop: the request path) against its other threads
+        # (the gateway's log writer, thread pools); threads that ended within the window are missed.
+        main = threads1.get(pids[0], 0.0) - threads0.get(pids[0], 0.0)
+        result["target_main_thread_cpu_ms_per_req"] = round(main * 1000 / done, 3) if done else None
+        result["target_other_threads_cpu_ms_per_req"] = round(
+            sum(v - threads0.get(t, 0.0) for t, v in threads1.items() if t != pids[0]) * 1000 / done, 3) if done else None
         mem = [memory_kib(p) for p in pids]
         result["target_rss_kib"] = sum(m.get("VmRSS", 0) for m in mem)
         result["target_hwm_kib"] = sum(m.get("VmHWM", 0) for m in mem)

@@ -24,6 +24,7 @@ from inferbase.api.consumer import ChatCompletionsConsumer  # noqa: E402
 from inferbase.gateway.state import AppState, StateMiddleware  # noqa: E402
 from inferbase.portal.live import websocket_application  # noqa: E402
 from inferbase.scheduler import scheduler_ensure  # noqa: E402
+from observability.metrics import metrics_process_exit  # noqa: E402
 from providers.lifespan import lifespan_serve  # noqa: E402
 
 # Chat completions, under both base paths, as URLRouter matches a path: without its leading "/".
@@ -102,8 +103,13 @@ def _start(state: AppState) -> None:
 
 
 async def _stop(state: AppState) -> None:
-    await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
-    await state.upstream.aclose()
+    """Write (or spool) the queued records, close the upstream clients, and drop this process's live gauges from
+    Prometheus' multiprocess directory (after the last write, which sets the queue depth)."""
+    try:
+        await state.recorder.shutdown(settings.INFERBASE_SHUTDOWN_WRITE_SECONDS)
+        await state.upstream.aclose()
+    finally:
+        metrics_process_exit(settings.PROMETHEUS_MULTIPROC_DIR)
 
 
 _warm()

@@ -200,6 +200,9 @@ CSRF_TRUSTED_ORIGINS = [o.strip() for o in env_str("CSRF_TRUSTED_ORIGINS").split
 INFERBASE_LOGIN_FAILURES_PER_USERNAME = env_int("INFERBASE_LOGIN_FAILURES_PER_USERNAME", 5, minimum=1)
 INFERBASE_LOGIN_FAILURES_PER_ADDRESS = env_int("INFERBASE_LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
 INFERBASE_LOGIN_FAILURE_WINDOW_SECONDS = env_int("INFERBASE_LOGIN_FAILURE_WINDOW_SECONDS", 900, minimum=1)
+# The log writer publishes each stored request's row to the portal's live tail of Logs; false publishes nothing
+# (the Logs page still lists every request on a reload).
+INFERBASE_LIVE_TAIL = env_bool("INFERBASE_LIVE_TAIL", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -271,6 +274,9 @@ INFERBASE_EVIDENCE_WINDOW_SECONDS = env_float("INFERBASE_EVIDENCE_WINDOW_SECONDS
 INFERBASE_EVIDENCE_MAX_SAMPLES = env_int("INFERBASE_EVIDENCE_MAX_SAMPLES", 500, minimum=1)
 INFERBASE_EVIDENCE_MIN_SAMPLES = env_int("INFERBASE_EVIDENCE_MIN_SAMPLES", 20, minimum=1)
 INFERBASE_EVIDENCE_REFRESH_SECONDS = env_float("INFERBASE_EVIDENCE_REFRESH_SECONDS", 30.0, minimum=1.0)
+# The log writer stores a sample per attempt for the evidence above; false stores none (routes keep their
+# catalog prior, nothing enters cooldown). For measuring what sampling costs (make bench-gateway) and for opting out.
+INFERBASE_ROUTE_SAMPLES = env_bool("INFERBASE_ROUTE_SAMPLES", True)
 # Fleet-wide cooldown: a route whose attempts of the last window fail at this rate or more (with at least
 # the minimum of attempts) is skipped for the cooldown; after half of it, this share of requests probes it.
 INFERBASE_COOLDOWN_FAILURE_RATE = env_float("INFERBASE_COOLDOWN_FAILURE_RATE", 0.5, minimum=0.01)

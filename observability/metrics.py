@@ -8,9 +8,11 @@ dispositions, stream; never request ids, keys or what a client typed.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.multiprocess import mark_process_dead
 
 LABELS = ("model", "provider", "task", "disposition", "stream")
 TIMING_LABELS = ("model", "provider", "stream")
@@ -74,3 +76,13 @@ def metrics_observe(records: list[dict[str, Any]], *, queued: int | None = None)
             _child(TTFT, timing).observe(int(log["ttft_ms"]) / 1000)
     if queued is not None:
         QUEUE_DEPTH.set(max(0, queued))
+
+
+def metrics_process_exit(directory: str) -> None:
+    """Forget this process's live gauges in the multiprocess directory (when one is set), as it stops: the
+    `livesum` queue depth must not go on counting a process that is gone. Its counters and histograms stay, so
+    the totals keep what it served. Called by the server's shutdown (inferbase.asgi); a process killed outright
+    cannot call it, so a supervisor that restarts single processes calls `mark_process_dead(pid)` itself
+    (gunicorn's `child_exit` hook), and the directory is emptied before the processes start."""
+    if directory:
+        mark_process_dead(os.getpid(), directory)

@@ -35,6 +35,7 @@ class LiveGateway:
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     cleanup: list[object] = field(default_factory=list)
+    repo: Path = REPO  # the checkout it runs from (the benchmark runs an older one beside this one)
 
     @property
     def api(self) -> str:
@@ -42,7 +43,7 @@ class LiveGateway:
 
     def manage(self, *args: str) -> str:
         """Run a management command against the live gateway's database; return its stdout."""
-        result = subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=self.env, capture_output=True,
+        result = subprocess.run([sys.executable, "manage.py", *args], cwd=self.repo, env=self.env, capture_output=True,
                                 text=True, timeout=120)
         if result.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed: {result.stderr[-2000:]}")
@@ -133,9 +134,9 @@ def _database_env(tmp: Path, tag: str) -> tuple[dict[str, str], object | None]:
     return {"DATABASE_URL": live_url}, drop
 
 
-def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
+def start_live_gateway(tmp: Path, *, repo: Path = REPO, **extra_env: str) -> LiveGateway:
     """Migrate a fresh database, load the catalog, create a key, collect static files and start daphne; poll until it
-    answers."""
+    answers. `repo` is the checkout it runs from (this one unless the benchmark compares another)."""
     tag = uuid.uuid4().hex[:10]
     port = free_port()
     db_env, drop = _database_env(tmp, tag)
@@ -156,7 +157,7 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
         "PYTHONUNBUFFERED": "1",
         **extra_env,
     }
-    gateway = LiveGateway(base_url=f"http://127.0.0.1:{port}", env=env, api_key="")
+    gateway = LiveGateway(base_url=f"http://127.0.0.1:{port}", env=env, api_key="", repo=repo)
     if drop is not None:
         gateway.cleanup.append(drop)
     key_file = tmp / f"key-{tag}"
@@ -168,7 +169,7 @@ def start_live_gateway(tmp: Path, **extra_env: str) -> LiveGateway:
     gateway.cleanup.append(log.close)
     gateway.process = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "inferbase.asgi:application"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     if not _until_serving(f"{gateway.base_url}/api/v1/models", gateway.process, timeout=60):
         stop_live_gateway(gateway)

@@ -30,23 +30,29 @@ class RecordStore:
     """The recorder's store: logs and decisions, the usage rollups, the routes' samples and the keys' last use.
     Called in the log writer's thread only (which alone touches its memory of keys marked)."""
 
-    def __init__(self, decisions: SharedDecisions, *, prune_at: int = LAST_WRITTEN_PRUNE_AT) -> None:
+    def __init__(self, decisions: SharedDecisions, *, prune_at: int = LAST_WRITTEN_PRUNE_AT,
+                 route_samples: bool = True, live_tail: bool = True) -> None:
         self._decisions = decisions
         self._prune_at = prune_at
+        self._route_samples = route_samples  # INFERBASE_ROUTE_SAMPLES
+        self._live_tail = live_tail  # INFERBASE_LIVE_TAIL
         self.last_written: dict[int, float] = {}  # key id -> when its last use was written (monotonic)
         self.queued: Callable[[], int] = lambda: 0  # records the recorder holds, for the metrics (set when wired)
 
     def __call__(self, records: list[dict[str, Any]]) -> None:
         """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in
         the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); publish their rows
-        to the portal's live tail; delete the
+        to the portal's live tail (unless INFERBASE_LIVE_TAIL is off; route samples unless INFERBASE_ROUTE_SAMPLES
+        is); delete the
         shared copies of their decisions (the rows now answer), count it in the metrics, then mark the last use
         of the keys not marked this minute."""
         with transaction.atomic():
             stored = records_store(records)
             usage_rollup_add(stored)
-        live_tail_publish(stored)  # hands the rows to the event loop; never waits
-        route_samples_store(route_samples_from(records))
+        if self._live_tail:
+            live_tail_publish(stored)  # hands the rows to the event loop; never waits
+        if self._route_samples:
+            route_samples_store(route_samples_from(records))
         self._decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
         self._key_use_mark(records)
         # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.

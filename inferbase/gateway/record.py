@@ -4,11 +4,11 @@ decision is copied to the shared cache before the response's last byte, for ever
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from observability.selectors import decision_shown
-from routing.decision import ChainLink
+from routing.decision import ChainLink, RoutingOverrides
 
 from .charge import charge
 from .errors import NotRouted
@@ -18,13 +18,16 @@ from .request import ChatRequest
 if TYPE_CHECKING:
     from .state import AppState
 
+ROUTING_FIELDS = tuple(f.name for f in fields(RoutingOverrides))
 ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
 
 
 def requested_of(chat: ChatRequest) -> dict[str, Any]:
     """Return what the request asked of routing, as sent: its routing object, extended_thinking, max_tokens."""
     asked: dict[str, Any] = {}
-    routing = {name: value for name, value in asdict(chat.routing).items() if value is not None}
+    # Its fields are scalars and tuples of strings: read as they are (dataclasses.asdict deep-copied each, per request).
+    overrides = chat.routing
+    routing = {name: value for name in ROUTING_FIELDS if (value := getattr(overrides, name)) is not None}
     if routing:
         asked["routing"] = routing
     if chat.extended_thinking is not None:

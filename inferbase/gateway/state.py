@@ -213,7 +213,8 @@ class AppState:
         snapshots = SnapshotHolder()
         decisions = SharedDecisions(redis, Path(settings.INFERBASE_CACHE_DIR) / "decisions",
                                     settings.INFERBASE_DECISION_COPY_SECONDS)
-        store = RecordStore(decisions)
+        store = RecordStore(decisions, route_samples=settings.INFERBASE_ROUTE_SAMPLES,
+                            live_tail=settings.INFERBASE_LIVE_TAIL)
         recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR), linger=settings.INFERBASE_RECORD_LINGER_SECONDS)
         store.queued = lambda: recorder.pending
         return cls(

@@ -1,10 +1,12 @@
-"""The decision the log writer stores: one shape whether the request was routed or refused by routing."""
+"""The log record: what a request asked of routing, and the decision the log writer stores (one shape whether the
+request was routed or refused by routing)."""
 
 from __future__ import annotations
 
+from inferbase.api.validation import chat_request_parse
 from inferbase.gateway.errors import NotRouted
 from inferbase.gateway.exchange import Exchange, outcome_ended
-from inferbase.gateway.record import decision_entry
+from inferbase.gateway.record import decision_entry, requested_of
 from routing.decision import Classification
 from tests.gateway.upstreams import KEY, exchange, link
 
@@ -31,3 +33,17 @@ def test_a_routed_and_an_unrouted_decision_have_the_same_fields_in_the_same_orde
 
 def test_nothing_is_recorded_as_a_decision_when_the_request_never_reached_routing() -> None:
     assert decision_entry(Exchange(request_id="req-early", key=KEY)) is None
+
+
+def test_requested_keeps_the_routing_fields_given_in_their_order_and_nothing_else() -> None:
+    chat = chat_request_parse({"model": "auto", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 64,
+                               "routing": {"chain_length": 2, "optimize": "cost", "model_pool": ["a", "b"]}})
+    asked = requested_of(chat)
+    assert asked["routing"] == {"optimize": "cost", "model_pool": ("a", "b"), "chain_length": 2}
+    assert list(asked["routing"]) == ["optimize", "model_pool", "chain_length"]  # the dataclass's order
+    assert asked["max_tokens"] == 64
+
+
+def test_a_request_without_routing_asks_nothing_of_it() -> None:
+    chat = chat_request_parse({"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
+    assert "routing" not in requested_of(chat)

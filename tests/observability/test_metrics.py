@@ -114,3 +114,23 @@ def test_in_multiprocess_mode_each_process_reports_every_process(
         if seen == (3.0, 3.0) or time.monotonic() > deadline:
             break
     assert seen == (3.0, 3.0)
+
+
+@pytest.mark.parametrize("server", ["daphne", "uvicorn"])
+def test_a_process_stopped_with_sigterm_leaves_no_live_gauge_behind(
+        two_processes: tuple[LiveGateway, ServerProcess], tmp_path: Path, server: str) -> None:
+    first, _ = two_processes
+    directory = Path(first.env["PROMETHEUS_MULTIPROC_DIR"])
+    extra = start_extra_server(first, tmp_path, server=server)
+    pid = extra.process.pid
+    try:
+        _chat(extra.api, first.api_key)
+        # The queue-depth gauge (livesum) has its file from start-up; the counters once the writer stores the request.
+        poll(lambda: (directory / f"gauge_livesum_{pid}.db").exists()
+             and (directory / f"counter_{pid}.db").exists(), timeout=20)
+    finally:
+        extra.stop()  # SIGTERM, as a supervisor stops it
+    assert extra.process.returncode is not None
+    poll(lambda: not list(directory.glob(f"gauge_live*_{pid}.db")), timeout=10)
+    assert (directory / f"counter_{pid}.db").exists()  # what it served still counts in the totals
+    assert _served(_scrape(first.base_url)) >= 1

@@ -13,6 +13,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
+from django.core.cache import cache
 from django.test import Client
 
 from inferbase.accounts.models import Organization
@@ -123,3 +124,30 @@ def test_outside_a_writer_job_nothing_is_published(acme: Organization, models: N
     before = (live._in_flight, live.dropped)
     live.live_tail_publish([_fresh_log(key)])  # no loop handed this thread a job: a no-op, no error
     assert (live._in_flight, live.dropped) == before
+
+
+async def test_rows_are_rendered_only_for_an_organization_someone_watches(acme: Organization, globex: Organization,
+                                                                          models: None, monkeypatch: Any) -> None:
+    await cache.adelete(live.viewers_key(acme.pk))  # a mark an earlier test's viewer left (ids are reused)
+    key = await sync_to_async(lambda: make_api_key(make_project(acme)))()
+    rendered: list[list[int]] = []
+    render = live.rendered_rows
+    monkeypatch.setattr(live, "rendered_rows",
+                        lambda logs: rendered.append([log["organization_id"] for log in logs]) or render(logs))
+    theirs = _socket(await sync_to_async(_session_cookie)(globex))
+    assert (await theirs.connect())[0]
+    try:
+        await WriterThread(name="test-writer").run(live.live_tail_publish, [_fresh_log(key)])
+        assert rendered == []  # another organization's viewer does not make ours rendered
+        ours = _socket(await sync_to_async(_session_cookie)(acme))
+        assert (await ours.connect())[0]
+        try:
+            log = _fresh_log(key)
+            await WriterThread(name="test-writer").run(live.live_tail_publish, [log])
+            assert rendered == [[acme.pk]]
+            message = await ours.receive_json_from(timeout=5)
+            assert log["request_id"] in message["rows"][0]
+        finally:
+            await ours.disconnect()
+    finally:
+        await theirs.disconnect()
