@@ -31,6 +31,8 @@ lint: install-dev
 test: install-dev lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# Classifier on held-out v2 and v1 (per family, confusion, complexity) beside the CV figures in
+# routing/classifier/cv.json (written by `python -m routing.classifier.train --cv 4 --cv-out routing/classifier/cv.json`).
 eval-routing: install
 	$(PY) -m routing.classifier.evaluate
 

@@ -9,6 +9,7 @@ import argparse
 import time
 
 from routing.classifier.core import classify
+from routing.classifier.linear import WEIGHTS_PATH
 
 SYSTEM = "You are a careful assistant for an engineering team. Answer precisely and cite assumptions. " * 12
 PARAGRAPH = (
@@ -45,6 +46,18 @@ def bench(user: str, runs: int, *, fresh_system: bool = False) -> tuple[float, f
     return percentiles(samples)
 
 
+def rss_mib() -> float:
+    """Return this process's resident set size in MiB (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def main() -> None:
     """Print the latency table."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -57,6 +70,7 @@ def main() -> None:
         print(f"{name:<12} {len(user):>9} {p50:>8.0f} {p99:>8.0f}")
     p50, p99 = bench(cases["8k tokens"], args.runs, fresh_system=True)
     print(f"{'8k, new sys':<12} {len(cases['8k tokens']):>9} {p50:>8.0f} {p99:>8.0f}   (system prompt not cached)")
+    print(f"weights file {WEIGHTS_PATH.stat().st_size / 1e6:.2f} MB; process RSS {rss_mib():.0f} MiB after the runs")
 
 
 if __name__ == "__main__":

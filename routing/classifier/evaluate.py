@@ -1,6 +1,10 @@
-"""Evaluate the shipped classifier on data/heldout.jsonl and print accuracy figures.
+"""Evaluate the shipped classifier on the held-out sets, beside the cross-validation figures stored by training.
 
-Run: python -m routing.classifier.evaluate [--json PATH]
+Run: python -m routing.classifier.evaluate [--json PATH]      (make eval-routing)
+
+Prints, for held-out v2 (data/heldout_v2.jsonl, frozen) and v1 (data/heldout.jsonl): task accuracy,
+per-family accuracy, the task confusion matrix, complexity agreement and the complexity confusion
+matrix; then the cross-validation figures that `train --cv` wrote to cv.json (no retraining here).
 """
 
 from __future__ import annotations
@@ -10,81 +14,70 @@ import json
 from pathlib import Path
 
 from routing.classifier.core import Classifier
+from routing.classifier.figures import figures_of, report_lines
 from routing.classifier.linear import WEIGHTS_PATH
-from routing.decision import COMPLEXITIES, TASKS
 
-HELDOUT_PATH = Path(__file__).with_name("data") / "heldout.jsonl"
+DATA_DIR = Path(__file__).with_name("data")
+HELDOUT_V2_PATH = DATA_DIR / "heldout_v2.jsonl"
+HELDOUT_PATH = DATA_DIR / "heldout.jsonl"
+CV_PATH = Path(__file__).with_name("cv.json")
+
+
+def records_read(path: Path) -> list[dict]:
+    """Read a JSONL file of labelled requests."""
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
 
 
 def evaluation_run(records: list[dict], classifier: Classifier) -> dict:
-    """Classify every record and return accuracy figures, per-family accuracy and the confusion matrix."""
-    confusion = {truth: dict.fromkeys(TASKS, 0) for truth in TASKS}
-    complexity_confusion = {truth: dict.fromkeys(COMPLEXITIES, 0) for truth in COMPLEXITIES}
-    task_hits = complexity_hits = estimated = 0
+    """Classify every record and return accuracy figures, per-family accuracy and the confusion matrices."""
+    tasks, complexities, estimated = [], [], 0
     for record in records:
         result = classifier.classify(
             system=record.get("system", ""), user=record["user"], has_tools=bool(record.get("has_tools", False))
         )
-        confusion[record["task"]][result.task] += 1
-        complexity_confusion[record["complexity"]][result.complexity] += 1
-        task_hits += result.task == record["task"]
-        complexity_hits += result.complexity == record["complexity"]
+        tasks.append((record["task"], result.task))
+        complexities.append((record["complexity"], result.complexity))
         estimated += result.estimated
-    total = len(records)
-    per_family = {
-        task: round(row[task] / sum(row.values()), 4) for task, row in confusion.items() if sum(row.values())
-    }
-    return {
-        "examples": total,
-        "task_accuracy": round(task_hits / total, 4),
-        "complexity_accuracy": round(complexity_hits / total, 4),
-        "estimated_share": round(estimated / total, 4),
-        "per_family_accuracy": per_family,
-        "task_confusion": confusion,
-        "complexity_confusion": complexity_confusion,
-    }
+    return figures_of(tasks, complexities, estimated)
 
 
-def _matrix_lines(matrix: dict[str, dict[str, int]], labels: tuple[str, ...]) -> list[str]:
-    """Render a confusion matrix, rows = truth, columns = predicted."""
-    short = [label[:6] for label in labels]
-    lines = ["truth\\pred    " + " ".join(f"{name:>6}" for name in short)]
-    for truth in labels:
-        lines.append(f"{truth:<13} " + " ".join(f"{matrix[truth][pred]:>6}" for pred in labels))
-    return lines
-
-
-def report_lines(figures: dict) -> list[str]:
-    """Render evaluation figures as printable lines."""
-    lines = [
-        f"held-out examples:   {figures['examples']}",
-        f"task accuracy:       {figures['task_accuracy']:.3f}",
-        f"complexity accuracy: {figures['complexity_accuracy']:.3f}",
-        f"estimated share:     {figures['estimated_share']:.3f}",
-        "",
-        "per-family task accuracy:",
-    ]
-    lines += [f"  {task:<14} {accuracy:.3f}" for task, accuracy in figures["per_family_accuracy"].items()]
-    lines += ["", "task confusion (rows = truth, cols = predicted):"]
-    lines += _matrix_lines(figures["task_confusion"], TASKS)
-    lines += ["", "complexity confusion (rows = truth, cols = predicted):"]
-    lines += _matrix_lines(figures["complexity_confusion"], COMPLEXITIES)
+def summary_lines(results: dict[str, dict], cv: dict | None) -> list[str]:
+    """Render a side-by-side summary of the held-out sets and cross-validation."""
+    lines = ["", "== summary", f"{'':<22} {'task':>6} {'complexity':>10}  weakest family"]
+    rows = dict(results)
+    if cv is not None:
+        rows[f"cross-validation (k={cv.get('k')})"] = cv
+    for name, figures in rows.items():
+        family, accuracy = min(figures["per_family_accuracy"].items(), key=lambda item: item[1])
+        lines.append(
+            f"{name:<22} {figures['task_accuracy']:>6.3f} {figures['complexity_accuracy']:>10.3f}  {family} {accuracy:.3f}"
+        )
     return lines
 
 
 def main() -> None:
-    """Print held-out figures and optionally write them as JSON."""
+    """Print held-out v2 and v1 figures beside the stored CV figures; optionally write them as JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=HELDOUT_PATH)
     parser.add_argument("--weights", type=Path, default=WEIGHTS_PATH)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
-    with args.data.open(encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
-    figures = evaluation_run(records, Classifier.from_path(args.weights))
-    print("\n".join(report_lines(figures)))
+    classifier = Classifier.from_path(args.weights)
+    results = {
+        "held-out v2": evaluation_run(records_read(HELDOUT_V2_PATH), classifier),
+        "held-out v1": evaluation_run(records_read(HELDOUT_PATH), classifier),
+    }
+    cv = json.loads(CV_PATH.read_text(encoding="utf-8")) if CV_PATH.exists() else None
+    lines: list[str] = []
+    for name, figures in results.items():
+        lines += [*report_lines(figures, name), ""]
+    if cv is None:
+        lines.append(f"no cross-validation figures at {CV_PATH} (run: python -m routing.classifier.train --cv 4)")
+    else:
+        lines += report_lines(cv, f"cross-validation, k={cv['k']}, {cv['scored']} hand-written training rows")
+    print("\n".join(lines + summary_lines(results, cv)))
     if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({**results, "cv": cv}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

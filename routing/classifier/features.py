@@ -15,9 +15,11 @@ USER_TAIL_CHARS = 1_000
 CHAR_HEAD_CHARS = 1_200
 CHAR_TAIL_CHARS = 300
 SYSTEM_CHAR_CHARS = 300
+INSTRUCTION_HEAD_CHARS = 240
+INSTRUCTION_TAIL_CHARS = 160
 SYSTEM_CACHE_SIZE = 256
 N_BUCKETS = 1 << 17
-FEATURE_VERSION = "f2"
+FEATURE_VERSION = "f3"
 
 _MASK = np.uint64(N_BUCKETS - 1)
 _PRIME = 0x100000001B3
@@ -26,6 +28,8 @@ _MIX_B = 0xC4CEB9FE1A85EC53
 _SALT_CHAR = {3: 0x9E3779B97F4A7C15, 4: 0xBF58476D1CE4E5B9, 5: 0x94D049BB133111EB}
 _SALT_SYSTEM = 0x2545F4914F6CDD1D
 _SALT_BIGRAM = 0x5851F42D4C957F2D
+_SALT_INSTRUCTION = 0x7A3B9C1D5E6F0817
+_SALT_CHAR2 = 0x632BE59BD9B4E019
 _SPACE = np.array([32], dtype=np.uint64)
 
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
@@ -49,7 +53,13 @@ _CONSTRAINT_WORDS = (
 _CONSTRAINT_BIGRAMS = ("at least", "at most", "no more", "no longer", "make sure", "au moins", "al menos", "mindestens")
 _CONSTRAINT_CJK = ("必须", "不要", "至少", "必ず", "以内", "ないで")
 _LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*•]|\d{1,2}[.)])[ \t]")
-N_DENSE = 9
+# Shapes of included material (text is lower-cased, digits folded to 0 before these run).
+_HEADER_LINE = re.compile(r"(?m)^[^\n:：]{1,24}[:：][ \t]*\S")
+_MONEY = ("$", "€", "£", "¥", "₹", "₽", " usd", " eur", "元", "円", "원")
+_MATHS = ("=", "^", "∫", "∑", "√", "π", "≤", "≥", "±", "\\frac", "\\int")
+_QUOTES = "\"«»“”„「」『』"
+N_DENSE = 20
+_DIGITS = str.maketrans("123456789", "000000000")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +77,7 @@ class Features:
 
     user_words: np.ndarray
     user_chars: np.ndarray
+    instruction: np.ndarray
     system: np.ndarray
     dense: np.ndarray
 
@@ -132,18 +143,19 @@ def _mix(values: np.ndarray, salt: int) -> np.ndarray:
     return (values & _MASK).astype(np.intp)
 
 
-def _char_ngrams(points: np.ndarray, salt: int) -> np.ndarray:
-    """Return bucket indices of every character 3-, 4- and 5-gram."""
+def _char_ngrams(points: np.ndarray, salt: int, sizes: tuple[int, ...] = (3, 4, 5)) -> np.ndarray:
+    """Return bucket indices of every character n-gram of the given sizes (consecutive, from 2 up)."""
     padded = np.concatenate([_SPACE, points, _SPACE])
     prime = np.uint64(_PRIME)
     size = len(padded)
     rolling = padded[: size - 1] * prime + padded[1:]
-    grams = []
-    for n in (3, 4, 5):
+    grams = [rolling + np.uint64(_SALT_CHAR2)] if 2 in sizes else []
+    for n in range(3, max(sizes) + 1):
         if size < n:
             break
         rolling = rolling[: size - n + 1] * prime + padded[n - 1 :]
-        grams.append(rolling + np.uint64(_SALT_CHAR[n]))
+        if n in sizes:
+            grams.append(rolling + np.uint64(_SALT_CHAR[n]))
     return _mix(np.concatenate(grams), salt) if grams else np.zeros(0, dtype=np.intp)
 
 
@@ -209,7 +221,32 @@ def _cjk_count(text: str, phrases: tuple[str, ...]) -> int:
     return 0 if text.isascii() else sum(text.count(phrase) for phrase in phrases)
 
 
-def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray) -> np.ndarray:
+def _count(text: str, needles: tuple[str, ...]) -> int:
+    """Count occurrences of several substrings (str.count is far cheaper than a regex over the window)."""
+    return sum(text.count(needle) for needle in needles)
+
+
+def _shape(folded: str) -> list[float]:
+    """Return shape signals of included material: quotes, header lines, money, clock times, maths symbols, digits."""
+    lines = folded.split("\n")
+    first = lines[0].rstrip()
+    last = lines[-1].strip() if len(lines) > 1 else ""
+    return [
+        min(sum(folded.count(quote) for quote in _QUOTES), 8) / 4.0,
+        float(first.endswith((":", "：")) or last.endswith((":", "："))),
+        min(len(_HEADER_LINE.findall(folded)), 12) / 6.0 if len(lines) > 1 else 0.0,
+        min(_count(folded, _MONEY), 8) / 4.0,
+        min(folded.count("0:00"), 8) / 4.0,
+        min(_count(folded, _MATHS), 12) / 6.0,
+        min(folded.count("0") / max(len(folded), 1) * 10.0, 3.0),
+        np.log1p(len(first)) / 5.0,
+        np.log1p(len(last)) / 5.0,
+        float(len(lines) > 2 and len(first) < 200 and len(folded) > 3 * len(first) + 200),
+        float(folded.lstrip().startswith(("{", "[", "<", "```", "select ", "def ", "import "))),
+    ]
+
+
+def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray, folded: str) -> np.ndarray:
     """Return the small dense feature vector (bias, length and shape signals)."""
     text = window.user
     counts = _keyword_counts(words, bigrams)
@@ -226,6 +263,7 @@ def _dense(window: Window, words: np.ndarray, bigrams: np.ndarray) -> np.ndarray
             float("```" in text),
             min(text.count("?") + text.count("？"), 6) / 3.0,
             np.log1p(len(window.system)) / 5.0,
+            *_shape(folded),
         ],
         dtype=np.float32,
     )
@@ -243,6 +281,25 @@ def _system_indices(system: str) -> np.ndarray:
     return indices
 
 
+def _instruction(user_points: np.ndarray) -> np.ndarray:
+    """Return the bucket indices of the instruction span: the user turn's first and last characters.
+
+    The ask usually sits before or after any included material, so this span gets its own weights
+    (words, word pairs and character 2- to 4-grams) and the material does not drown it out.
+    """
+    if len(user_points) > INSTRUCTION_HEAD_CHARS + INSTRUCTION_TAIL_CHARS:
+        user_points = np.concatenate(
+            [user_points[:INSTRUCTION_HEAD_CHARS], _SPACE, user_points[-INSTRUCTION_TAIL_CHARS:]]
+        )
+    words = _word_hashes(user_points)
+    return np.concatenate(
+        [
+            _word_ngrams(words, _bigram_hashes(words), _SALT_INSTRUCTION),
+            _char_ngrams(user_points, _SALT_INSTRUCTION, (2, 3, 4)),
+        ]
+    )
+
+
 def features_of(window: Window) -> Features:
     """Hash a window into sparse bucket indices and dense signals."""
     user_points = _codepoints(window.user)
@@ -253,9 +310,11 @@ def features_of(window: Window) -> Features:
     words = _word_hashes(user_points)
     bigrams = _bigram_hashes(words)
     system = _system_indices(window.system) if window.system else np.zeros(0, dtype=np.intp)
+    folded = window.user.lower().translate(_DIGITS)
     return Features(
         user_words=_word_ngrams(words, bigrams, 0),
         user_chars=_char_ngrams(char_points, 0),
+        instruction=_instruction(user_points),
         system=system,
-        dense=_dense(window, words, bigrams),
+        dense=_dense(window, words, bigrams, folded),
     )

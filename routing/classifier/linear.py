@@ -37,7 +37,7 @@ class LinearModel:
 
     def scores(self, features: Features) -> Scores:
         """Return both heads' probabilities for one request's features."""
-        groups = (features.user_words, features.user_chars, features.system)
+        groups = (features.user_words, features.user_chars, features.instruction, features.system)
         sizes = [len(indices) for indices in groups]
         logits = features.dense @ self.dense
         if sum(sizes):

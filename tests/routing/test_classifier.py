@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from routing.classifier import Classification, Classifier, classification_key, classify
-from routing.classifier.evaluate import HELDOUT_PATH, evaluation_run
+from routing.classifier import Classification, Classifier, classification_key, classify, make_data
+from routing.classifier.evaluate import CV_PATH, HELDOUT_PATH, HELDOUT_V2_PATH, evaluation_run
+from routing.classifier.evaluate import main as evaluate_main
+from routing.classifier.features import FEATURE_VERSION
 from routing.classifier.linear import WEIGHTS_PATH
 from routing.decision import COMPLEXITIES, TASKS
 
@@ -37,13 +39,21 @@ CLEAR_EXAMPLES = [
 ]
 
 
+V2_TASK_FLOOR = 0.85  # shipped 0.873
+V2_FAMILY_FLOOR = 0.66  # shipped weakest: reasoning 0.708
+V2_COMPLEXITY_FLOOR = 0.75  # shipped 0.782
+V1_TASK_FLOOR = 0.94  # shipped 0.970
+V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.778
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
 def test_classifier_examples_not_in_data_files():
-    users = {record["user"] for path in (HELDOUT_PATH, HELDOUT_PATH.with_name("train.jsonl")) for record in _read_jsonl(path)}
+    paths = (HELDOUT_PATH, HELDOUT_V2_PATH, make_data.OUT_PATH)
+    users = {record["user"] for path in paths for record in _read_jsonl(path)}
     assert not users & {user for _, user in CLEAR_EXAMPLES}
 
 
@@ -134,6 +144,45 @@ def test_classifier_shipped_weights_load():
 
 
 def test_classifier_heldout_accuracy_floor():
-    figures = evaluation_run(_read_jsonl(HELDOUT_PATH), Classifier.from_path(WEIGHTS_PATH))
-    assert figures["task_accuracy"] >= 0.91
-    assert figures["complexity_accuracy"] >= 0.70
+    # Floors sit a margin below the shipped figures (docs/classifier.md), so a regression fails here.
+    classifier = Classifier.from_path(WEIGHTS_PATH)
+    v2 = evaluation_run(_read_jsonl(HELDOUT_V2_PATH), classifier)
+    assert v2["task_accuracy"] >= V2_TASK_FLOOR
+    assert min(v2["per_family_accuracy"].values()) >= V2_FAMILY_FLOOR
+    assert v2["complexity_accuracy"] >= V2_COMPLEXITY_FLOOR
+    v1 = evaluation_run(_read_jsonl(HELDOUT_PATH), classifier)
+    assert v1["task_accuracy"] >= V1_TASK_FLOOR
+    assert v1["complexity_accuracy"] >= V1_COMPLEXITY_FLOOR
+
+
+def test_cross_validation_figures_ship_with_the_weights():
+    cv = json.loads(CV_PATH.read_text(encoding="utf-8"))
+    assert cv["feature_version"] == FEATURE_VERSION
+    assert cv["scored"] > 5_000
+    assert set(cv["per_family_accuracy"]) == set(TASKS) - {"tool_use"}
+
+
+def test_evaluate_prints_both_heldout_sets_beside_cross_validation(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["evaluate"])
+    evaluate_main()
+    out = capsys.readouterr().out
+    for heading in ("== held-out v2", "== held-out v1", "== cross-validation", "== summary"):
+        assert heading in out
+    assert out.count("task confusion") == 3 and out.count("complexity confusion") == 3
+
+
+def test_make_data_skips_and_reports_broken_rows(tmp_path):
+    (tmp_path / "v3" / "d1").mkdir(parents=True)
+    (tmp_path / "v3" / "d1" / "chat_01.jsonl").write_text(
+        '{"system": "", "user": "hey there", "task": "chat", "complexity": "easy", "lang": "en"}\n'
+        '{"system": "", "user": "torn line", "task": "chat"\n'
+        '{"system": "", "user": "what is 2+2", "task": "sums", "complexity": "easy", "lang": "en"}\n'
+        '{"system": "", "user": "  ", "task": "chat", "complexity": "easy", "lang": "en"}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "old.txt").write_text("hello without header\n@ maths easy\nwhat is 3+3\n", encoding="utf-8")
+    rows, problems = make_data.hand_rows(tmp_path)
+    assert [(row["user"], row["origin"]) for row in rows] == [("what is 3+3", "old.txt:3"), ("hey there", "v3/d1/chat_01.jsonl:1")]
+    assert [problem.split(":")[0:2] for problem in problems] == [
+        ["old.txt", "1"], ["v3/d1/chat_01.jsonl", "2"], ["v3/d1/chat_01.jsonl", "3"], ["v3/d1/chat_01.jsonl", "4"]
+    ]
