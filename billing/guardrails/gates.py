@@ -1,0 +1,156 @@
+"""Candidate starts for whole-text scans of the digit-led and capital-led PII detectors.
+
+A pattern that starts with a character class (`\\d\\d\\d…`, `[A-Z][A-Z]\\d\\d…`) costs the regex module a test at
+every character of the text, and nine of them cost nine passes over an 8k-token prompt. Instead, one pass per
+lead finds the few positions where any of its detectors can start a match that its `not_after` accepts, and all
+the detectors of that lead are tried there at once: one combined pattern of lookaheads, `(?:(?=(?P<_0>A))|)
+(?:(?=(?P<_1>B))|)…`, matched at each candidate, gives each detector's match at that position (a lookahead
+takes the first match the pattern alone would). Each detector then keeps its own scan rule (next try after its
+last finding, `not_after`, the checksum), so the findings are exactly those of the pattern-by-pattern scan:
+`tests/billing/test_guardrail_gates.py` compares the two on varied texts.
+
+The leads (what every accepted match of their detectors looks like; the detectors' `not_after` all refuse an
+ASCII letter or digit just before a match):
+
+- `digits`: three `\\d` at the start, the character before not an ASCII letter or digit. Candidates: the starts
+  of runs of three or more ASCII digits not preceded by an ASCII letter (one pass of `[0-9]{3,}`), and around
+  each non-ASCII decimal digit.
+- `upper`: a capital A-Z, then within three characters a `\\d` preceded by a capital or by a capital and a space
+  (`[A-Z][A-Z]\\d\\d`, `[A-Z][A-Z] ?\\d\\d`, `[XYZ]\\d{7}`). Candidates: one to three characters before each ASCII
+  digit so preceded (one pass), and before each non-ASCII decimal digit.
+
+Non-ASCII decimal digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by deleting
+the ASCII bytes of the UTF-8 text (C speed) and searching the few characters left; an ASCII text has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+# At an ASCII digit q: q follows a capital (or a capital and a space), or q starts a run of three.
+_GATE = regex.compile(r"[0-9](?:(?<=[A-Z][0-9]|[A-Z] [0-9])|(?<![0-9][0-9])[0-9][0-9])")
+_RUN_END = regex.compile(r"[0-9]*")
+_DIGIT = regex.compile(r"\d")
+_LOCAL_BACK = regex.compile(r"[\w.%+-]{1,65}", regex.REVERSE | regex.VERSION0)  # an email's local part, backwards
+_ASCII_BYTES = bytes(range(128))
+_GROUP_NAME = regex.compile(r"\(\?P([<=])(\w+)")
+LEADS = ("digits", "upper", "email")
+
+
+def unicode_digits(text: str) -> list[int]:
+    """Return the positions of the non-ASCII decimal digits of `text` (what `\\d` matches beyond 0-9)."""
+    if text.isascii():
+        return []
+    others = text.encode().translate(None, _ASCII_BYTES).decode()
+    positions: list[int] = []
+    for char in set(_DIGIT.findall(others)):
+        at = text.find(char)
+        while at >= 0:
+            positions.append(at)
+            at = text.find(char, at + 1)
+    return positions
+
+
+def _digits_and_upper(text: str) -> tuple[list[int], list[int]]:
+    digits: list[int] = []
+    upper: set[int] = set()
+    size = len(text)
+    for match in _GATE.finditer(text):
+        q = match.start()
+        before = text[q - 1] if q else " "
+        if "A" <= before <= "Z" or (before == " " and q > 1 and "A" <= text[q - 2] <= "Z"):
+            upper.update(range(max(0, q - 3), q))
+            if before != " ":
+                continue  # a capital before: no digit-led match starts here
+        if "a" <= before <= "z":
+            continue  # a letter before: every not_after refuses it
+        # Every digit-led pattern starts with a run of 8 digits, or a shorter run (at least 3) then a separator
+        # and a digit (555-, 020 , 4111 , 123-45-): other runs cannot start a match.
+        end = _RUN_END.match(text, q + 1).end()
+        if end - q < 3:
+            continue
+        if end - q >= 8 or (end + 1 < size and text[end] in " .-" and _DIGIT.match(text, end + 1)):
+            digits.append(q)
+    extra = unicode_digits(text)
+    if not extra:
+        return digits, sorted(upper)
+    # A run of \d holding a non-ASCII digit: any position from the run's start to just after that digit; and
+    # up to three characters before a non-ASCII digit, for the capital-led patterns.
+    more: set[int] = set(digits)
+    for digit in extra:
+        first = digit
+        while first and _DIGIT.match(text, first - 1):
+            first -= 1
+        more.update(range(first, min(digit + 2, size)))
+        upper.update(range(max(0, digit - 3), digit))
+    return sorted(more), sorted(upper)
+
+
+def _email(text: str) -> list[int]:
+    starts = []
+    at = text.find("@")
+    while at >= 0:
+        local = _LOCAL_BACK.match(text, max(0, at - 65), at)
+        if local is not None and at - local.start() <= 64:
+            starts.append(local.start())  # a local part starts at its run's start (the pattern's lookbehind)
+        at = text.find("@", at + 1)
+    return starts
+
+
+def lead_candidates(leads: set[str], text: str) -> dict[str, list[int]]:
+    """Return, per lead, the positions in order where a detector of that lead can start a match that its
+    `not_after` accepts (a superset: the detectors decide)."""
+    out: dict[str, list[int]] = {}
+    if "digits" in leads or "upper" in leads:
+        out["digits"], out["upper"] = _digits_and_upper(text)
+    if "email" in leads:
+        out["email"] = _email(text)
+    return out
+
+
+def _renamed(source: str, prefix: str) -> str:
+    return _GROUP_NAME.sub(lambda m: f"(?P{m.group(1)}{prefix}{m.group(2)}", source)
+
+
+@lru_cache(maxsize=64)
+def combined(sources: tuple[str, ...], flags: int) -> Any:
+    """Return one pattern that, matched at a position, captures each source's match there as group `_i`.
+
+    The sources' own groups must be named (they are renamed apart); an unnamed group would shift the numbers."""
+    parts = []
+    for index, source in enumerate(sources):
+        if regex.compile(source, flags).groups != len(regex.compile(source, flags).groupindex):
+            raise ValueError(f"a gated detector's groups must be named: {source}")
+        parts.append(f"(?:(?=(?P<_{index}>{_renamed(source, f'_{index}_')}))|)")
+    return regex.compile("".join(parts), flags)
+
+
+def gated_scan(detectors: Sequence[Any], text: str, candidates: list[int],
+               found: Callable[[int, int, int], None]) -> None:
+    """Report `found(index, start, end)` for each finding of `detectors[index]` (all of one lead) in a whole
+    text, trying them only at `candidates`; the same findings as `detector_scan(..., final=True)` for each."""
+    if not candidates:
+        return
+    pattern = combined(tuple(d.pattern.pattern for d in detectors), detectors[0].pattern.flags)
+    groups = [pattern.groupindex[f"_{i}"] for i in range(len(detectors))]
+    rules = [(d.not_after, d.valid) for d in detectors]
+    next_start = [0] * len(detectors)
+    for start in candidates:
+        match = pattern.match(text, start)
+        if match.lastindex is None:
+            continue  # none of them matches here
+        regs = match.regs
+        for index, group in enumerate(groups):
+            end = regs[group][1]
+            if end <= start or start < next_start[index]:
+                continue  # no match here (-1), an empty one, or inside this detector's last finding
+            not_after, valid = rules[index]
+            if not_after is not None and not_after.search(text, max(0, start - 8), start):
+                continue
+            if valid is None or valid(text[start:end]):
+                found(index, start, end)
+                next_start[index] = end
