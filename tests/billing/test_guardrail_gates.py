@@ -189,3 +189,24 @@ def test_the_gates_leave_few_candidates_in_prose() -> None:
     assert text.index("4111") in candidates["digits"] and len(candidates["digits"]) == 6, candidates
     assert text.index("GB82") in candidates["upper"] and len(candidates["upper"]) <= 6, candidates
     assert candidates["email"] == [text.index("jane@")]
+
+
+@pytest.mark.parametrize("other_script_key", [False, True])
+def test_the_blocklist_prefilter_finds_what_its_whole_pattern_finds_in_mixed_scripts(other_script_key: bool) -> None:
+    from billing.guardrails.blocklist import blocklist_detector
+
+    phrases = ("acme merger", "project falcon", "x-ray", "c++", "Über plan") + (("naïve plan", "東京 office")
+                                                                                if other_script_key else ())
+    full = blocklist_detector(phrases)
+    rng = random.Random(17)
+    words = ["acme", "ACME", "merger", "Merger", "project", "falcon", "x-ray", "c++", "über", "ÜBER", "plan",
+             "naïve", "NAÏVE", "東京", "office", "«acme»", "acme’s", "«merger»", "mergers", "projectfalcon", "é",
+             "中文", "الدمج", "слияние", "\n", "  ", ",", "acme-merger", "Acme\u00a0merger"]
+    hits = 0
+    for _ in range(400):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 40)))
+        narrowed = text_scan([(full, 0)], text)
+        plain = [m.span() for m in full.pattern.finditer(text)]
+        assert [(s.start, s.end) for s in narrowed] == plain, text
+        hits += bool(plain)
+    assert hits > 150
