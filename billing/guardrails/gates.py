@@ -12,15 +12,17 @@ last finding, `not_after`, the checksum), so the findings are exactly those of t
 The leads (what every accepted match of their detectors looks like; the detectors' `not_after` all refuse an
 ASCII letter or digit just before a match):
 
-- `digits`: three `\\d` at the start, the character before not an ASCII letter or digit. Candidates: the starts
-  of runs of three or more ASCII digits not preceded by an ASCII letter (one pass of `[0-9]{3,}`), and around
-  each non-ASCII decimal digit.
+- `digits`: a run of `\\d` at the start, of 8, or of 3 to 7 followed by a separator (space, dot, hyphen) and a
+  `\\d`; the character before not an ASCII letter or digit.
 - `upper`: a capital A-Z, then within three characters a `\\d` preceded by a capital or by a capital and a space
-  (`[A-Z][A-Z]\\d\\d`, `[A-Z][A-Z] ?\\d\\d`, `[XYZ]\\d{7}`). Candidates: one to three characters before each ASCII
-  digit so preceded (one pass), and before each non-ASCII decimal digit.
+  (`[A-Z][A-Z]\\d\\d`, `[A-Z][A-Z] ?\\d\\d`, `[XYZ]\\d{7}`).
+- `email`: the start of the run of local-part characters (at most 64) just before an `@`.
 
-Non-ASCII decimal digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by deleting
-the ASCII bytes of the UTF-8 text (C speed) and searching the few characters left; an ASCII text has none.
+One pass of one pattern finds the candidates of both `digits` and `upper` among ASCII digits (its first
+character is `[0-9]`, which the regex module skips to quickly); `str.find` finds the `@`s. Non-ASCII decimal
+digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by deleting the ASCII bytes of
+the UTF-8 text (C speed) and searching the few characters left (an ASCII text has none); every position of a
+`\\d` run holding one, and the three before it, are candidates too.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ from typing import Any
 
 import regex
 
-# At an ASCII digit q: q follows a capital (or a capital and a space), or q starts a run of three.
-_GATE = regex.compile(r"[0-9](?:(?<=[A-Z][0-9]|[A-Z] [0-9])|(?<![0-9][0-9])[0-9][0-9])")
-_RUN_END = regex.compile(r"[0-9]*")
+# Every digit-led pattern starts with a run of 8 digits, or a run of 3 to 7 then a separator and a digit
+# (555-, 020 , 4111 , 123-45-), and nothing before the run that every not_after refuses (a letter or a digit).
+_DIGIT_RUN = r"[0-9][0-9][0-9]+(?:(?<=[0-9]{8})|(?=[ .-]\d))"
+# One pass: at an ASCII digit q that follows a capital (or a capital and a space), or that starts such a run.
+_GATE = regex.compile(r"[0-9](?:(?<=[A-Z][0-9]|[A-Z] [0-9])|(?<![0-9A-Za-z][0-9])[0-9][0-9]+(?:(?<=[0-9]{8})|(?=[ .-]\d)))")
+_DIGIT_RUN_AT = regex.compile(_DIGIT_RUN)
 _DIGIT = regex.compile(r"\d")
 _LOCAL_BACK = regex.compile(r"[\w.%+-]{1,65}", regex.REVERSE | regex.VERSION0)  # an email's local part, backwards
 _ASCII_BYTES = bytes(range(128))
@@ -60,21 +65,13 @@ def _digits_and_upper(text: str) -> tuple[list[int], list[int]]:
     upper: set[int] = set()
     size = len(text)
     for match in _GATE.finditer(text):
-        q = match.start()
-        before = text[q - 1] if q else " "
-        if "A" <= before <= "Z" or (before == " " and q > 1 and "A" <= text[q - 2] <= "Z"):
-            upper.update(range(max(0, q - 3), q))
-            if before != " ":
-                continue  # a capital before: no digit-led match starts here
-        if "a" <= before <= "z":
-            continue  # a letter before: every not_after refuses it
-        # Every digit-led pattern starts with a run of 8 digits, or a shorter run (at least 3) then a separator
-        # and a digit (555-, 020 , 4111 , 123-45-): other runs cannot start a match.
-        end = _RUN_END.match(text, q + 1).end()
-        if end - q < 3:
+        q, end = match.span()
+        if end > q + 1:
+            digits.append(q)  # the run branch
             continue
-        if end - q >= 8 or (end + 1 < size and text[end] in " .-" and _DIGIT.match(text, end + 1)):
-            digits.append(q)
+        upper.update(range(max(0, q - 3), q))  # the capital branch: a capital-led match starts 1 to 3 before
+        if text[q - 1] == " " and _DIGIT_RUN_AT.match(text, q):
+            digits.append(q)  # "X 4111 1111 …": a digit-led match may start here too
     extra = unicode_digits(text)
     if not extra:
         return digits, sorted(upper)
