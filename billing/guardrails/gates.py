@@ -20,9 +20,8 @@ ASCII letter or digit just before a match):
 
 One pass of one pattern finds the candidates of both `digits` and `upper` among ASCII digits (its first
 character is `[0-9]`, which the regex module skips to quickly); `str.find` finds the `@`s. Non-ASCII decimal
-digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by deleting the ASCII bytes of
-the UTF-8 text (C speed) and searching the few characters left (an ASCII text has none); every position of a
-`\\d` run holding one, and the three before it, are candidates too.
+digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by one more pass (an ASCII text
+has none); every position of a `\\d` run holding one, and the three before it, are candidates too.
 """
 
 from __future__ import annotations
@@ -40,24 +39,18 @@ _DIGIT_RUN = r"[0-9][0-9][0-9]+(?:(?<=[0-9]{8})|(?=[ .-]\d))"
 _GATE = regex.compile(r"[0-9](?:(?<=[A-Z][0-9]|[A-Z] [0-9])|(?<![0-9A-Za-z][0-9])[0-9][0-9]+(?:(?<=[0-9]{8})|(?=[ .-]\d)))")
 _DIGIT_RUN_AT = regex.compile(_DIGIT_RUN)
 _DIGIT = regex.compile(r"\d")
+_UNICODE_DIGIT = regex.compile(r"[\u0660-\U0010FFFF](?<=\d)")
 _LOCAL_BACK = regex.compile(r"[\w.%+-]{1,65}", regex.REVERSE | regex.VERSION0)  # an email's local part, backwards
-_ASCII_BYTES = bytes(range(128))
 _GROUP_NAME = regex.compile(r"\(\?P([<=])(\w+)")
 LEADS = ("digits", "upper", "email")
 
 
 def unicode_digits(text: str) -> list[int]:
-    """Return the positions of the non-ASCII decimal digits of `text` (what `\\d` matches beyond 0-9)."""
+    """Return the positions of the non-ASCII decimal digits of `text` (what `\\d` matches beyond 0-9; the first
+    is U+0660, ARABIC-INDIC DIGIT ZERO: characters below it are skipped at C speed)."""
     if text.isascii():
         return []
-    others = text.encode().translate(None, _ASCII_BYTES).decode()
-    positions: list[int] = []
-    for char in set(_DIGIT.findall(others)):
-        at = text.find(char)
-        while at >= 0:
-            positions.append(at)
-            at = text.find(char, at + 1)
-    return positions
+    return [match.start() for match in _UNICODE_DIGIT.finditer(text)]
 
 
 def _digits_and_upper(text: str) -> tuple[list[int], list[int]]:
@@ -69,9 +62,18 @@ def _digits_and_upper(text: str) -> tuple[list[int], list[int]]:
         if end > q + 1:
             digits.append(q)  # the run branch
             continue
-        upper.update(range(max(0, q - 3), q))  # the capital branch: a capital-led match starts 1 to 3 before
-        if text[q - 1] == " " and _DIGIT_RUN_AT.match(text, q):
-            digits.append(q)  # "X 4111 1111 …": a digit-led match may start here too
+        # The capital branch: [XYZ]\d… starts 1 before, [A-Z][A-Z]\d… 2 before, [A-Z][A-Z] \d… 3 before.
+        before = text[q - 1]
+        if before == " ":
+            if q >= 3 and "A" <= text[q - 3] <= "Z" and "A" <= text[q - 2] <= "Z":
+                upper.add(q - 3)
+            if _DIGIT_RUN_AT.match(text, q):
+                digits.append(q)  # "X 4111 1111 …": a digit-led match may start here too
+            continue
+        if before in "XYZ":
+            upper.add(q - 1)
+        if q >= 2 and "A" <= text[q - 2] <= "Z":
+            upper.add(q - 2)
     extra = unicode_digits(text)
     if not extra:
         return digits, sorted(upper)

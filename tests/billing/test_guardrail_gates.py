@@ -210,3 +210,13 @@ def test_the_blocklist_prefilter_finds_what_its_whole_pattern_finds_in_mixed_scr
         assert [(s.start, s.end) for s in narrowed] == plain, text
         hits += bool(plain)
     assert hits > 150
+
+
+def test_no_character_below_arabic_indic_zero_is_a_non_ascii_digit() -> None:
+    import regex
+
+    # unicode_digits skips everything below U+0660; \d must match nothing there but 0-9.
+    assert [c for c in range(0x660) if regex.match(r"\d", chr(c))] == list(range(0x30, 0x3A))
+    assert regex.match(r"\d", "\u0660")
+    text = "a ٣ b ४ c ０ d ߀ e 𝟘"
+    assert unicode_digits(text) == [text.index(c) for c in "٣४０߀𝟘"]
