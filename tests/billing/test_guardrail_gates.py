@@ -220,3 +220,17 @@ def test_no_character_below_arabic_indic_zero_is_a_non_ascii_digit() -> None:
     assert regex.match(r"\d", "\u0660")
     text = "a ٣ b ४ c ０ d ߀ e 𝟘"
     assert unicode_digits(text) == [text.index(c) for c in "٣४０߀𝟘"]
+
+
+@pytest.mark.parametrize("filler", ["plain English prose with a dash — or two. ", "中文的句子，还有标点。 हिन्दी वाक्य। "])
+def test_non_ascii_digits_are_found_in_sparse_and_dense_other_scripts(filler: str) -> None:
+    import regex
+
+    rng = random.Random(9)
+    for _ in range(50):
+        parts = [filler * rng.randint(1, 30)]
+        for _ in range(rng.randint(0, 5)):
+            parts.append(chr(rng.choice(UNICODE_ZEROS) + rng.randrange(10)) + filler * rng.randint(0, 3))
+        text = "".join(parts)
+        expected = [i for i, c in enumerate(text) if regex.match(r"\d", c) and not c.isascii()]
+        assert unicode_digits(text) == expected
