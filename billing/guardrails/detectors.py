@@ -14,7 +14,7 @@ PII: tuple[Detector, ...] = (
              max_len=64 + 1 + 64 * 8 + 24, required=("@",), lead="email"),
     # +44 20 7946 0958, +1 (555) 123-4567
     detector("phone", r"\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w-])", not_after=r"[\w+.-]", max_len=40,
-             valid=phone_valid, required=("+",)),
+             valid=phone_valid, required=("+",), lead="plus"),
     # (555) 123-4567
     detector("phone", r"\(\d\d\d\)[ .-]?\d\d\d[.-]\d\d\d\d(?![\w-])", not_after=r"[\w+.-]", max_len=14,
              required=("(",)),

@@ -17,9 +17,10 @@ ASCII letter or digit just before a match):
 - `upper`: a capital A-Z, then within three characters a `\\d` preceded by a capital or by a capital and a space
   (`[A-Z][A-Z]\\d\\d`, `[A-Z][A-Z] ?\\d\\d`, `[XYZ]\\d{7}`).
 - `email`: the start of the run of local-part characters (at most 64) just before an `@`.
+- `plus`: a `+` followed by a `\\d` (international phone numbers).
 
 One pass of one pattern finds the candidates of both `digits` and `upper` among ASCII digits (its first
-character is `[0-9]`, which the regex module skips to quickly); `str.find` finds the `@`s. Non-ASCII decimal
+character is `[0-9]`, which the regex module skips to quickly); `str.find` finds the `@`s and the `+`s. Non-ASCII decimal
 digits (`\\d` matches Arabic-Indic, Devanagari, fullwidth… digits too) are found by one more pass (an ASCII text
 has none); every position of a `\\d` run holding one, and the three before it, are candidates too.
 """
@@ -44,7 +45,7 @@ _ASCII_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 _UNICODE_DIGIT = regex.compile(r"[\u0660-\U0010FFFF](?<=\d)")
 _LOCAL_BACK = regex.compile(r"[\w.%+-]{1,65}", regex.REVERSE | regex.VERSION0)  # an email's local part, backwards
 _GROUP_NAME = regex.compile(r"\(\?P([<=])(\w+)")
-LEADS = ("digits", "upper", "email")
+LEADS = ("digits", "upper", "email", "plus")
 
 
 def unicode_digits(text: str) -> list[int]:
@@ -120,6 +121,16 @@ def _email(text: str) -> list[int]:
     return starts
 
 
+def _plus(text: str) -> list[int]:
+    starts = []
+    at = text.find("+")
+    while at >= 0:
+        if _DIGIT.match(text, at + 1):
+            starts.append(at)  # +44 …: a plus then a digit
+        at = text.find("+", at + 1)
+    return starts
+
+
 def lead_candidates(leads: set[str], text: str) -> dict[str, list[int]]:
     """Return, per lead, the positions in order where a detector of that lead can start a match that its
     `not_after` accepts (a superset: the detectors decide)."""
@@ -128,6 +139,8 @@ def lead_candidates(leads: set[str], text: str) -> dict[str, list[int]]:
         out["digits"], out["upper"] = _digits_and_upper(text)
     if "email" in leads:
         out["email"] = _email(text)
+    if "plus" in leads:
+        out["plus"] = _plus(text)
     return out
 
 
