@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from datetime import UTC, datetime
 
 from django.conf import settings
 
+from .credentials import env_credential
 from .health import ProbeResult, ProbeTarget, probe_all, simulated_base_url
 from .models import Provider, ProviderHealth
 
@@ -21,7 +21,7 @@ def probe_targets() -> list[ProbeTarget]:
             if settings.INFERBASE_SIMULATED_ROUTES:
                 targets.append(ProbeTarget(provider.slug, simulated_base_url(provider.dialect), provider.dialect, None))
             continue
-        key = os.environ.get(provider.api_key_env) if provider.api_key_env else None
+        key = env_credential(provider.api_key_env)
         if provider.base_url and (key or not provider.api_key_env):
             targets.append(ProbeTarget(provider.slug, provider.base_url.rstrip("/"), provider.dialect, key))
     return targets

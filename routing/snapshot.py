@@ -6,7 +6,6 @@ when the shared version key changes: every admin edit and evidence refresh bumps
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
@@ -15,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 
+from providers.credentials import env_credential
 from providers.health import simulated_base_url
 
 VERSION_KEY = "inferbase:snapshot-version"
@@ -256,8 +256,8 @@ def snapshot_build(
         route_id = f"{provider.slug}/{model_id}"
         measured = evidence.get(route_id)
         latency = route_latency(measured, getattr(row, "latency", None))
-        env_api_key = (os.environ.get(provider.api_key_env) or None) if provider.api_key_env and not simulated else None
-        env_credential = simulated or not provider.api_key_env or env_api_key is not None
+        env_api_key = None if simulated else env_credential(provider.api_key_env)
+        servable_by_env = simulated or not provider.api_key_env or env_api_key is not None
         routes.setdefault(model_id, []).append(
             RouteSnap(
                 route_id=route_id,
@@ -280,7 +280,7 @@ def snapshot_build(
                 prompt_caching=provider.prompt_caching,
                 data_regions=tuple(provider.data_regions or ()),
                 latency=latency,
-                env_credential=env_credential,
+                env_credential=servable_by_env,
                 thinking_switch=row.thinking_switch,
                 cooldown=route_cooldown(measured),
                 provider_down=provider.pk in down,

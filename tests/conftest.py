@@ -12,6 +12,24 @@ from tests.live import LiveGateway, start_live_gateway, start_simulated, stop_li
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """pytest-django's test database; at the end of the session, on PostgreSQL, the connections that other
+    threads of this process still hold to it are ended before it is dropped.
+
+    In-process tests run the log writer's thread (one per Recorder) and asgiref's executor threads, which keep
+    their connections for CONN_MAX_AGE as in production; the test teardown closes only its own thread's, and
+    DROP DATABASE then fails with "being accessed by other users"."""
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
+@pytest.fixture(scope="session")
 def simulated_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The simulated upstream in its own process (uvicorn), instant answers."""
     upstream = start_simulated(Path(tmp_path_factory.mktemp("sim")))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from billing.pricing import charge_multiplier
+
 from .crypto import secret_decrypt
 from .models import ApiKey, Membership, Organization, Project, ProviderKey
 
@@ -146,5 +148,5 @@ def provider_key_list(*, organization_id: int) -> list[ProviderKey]:
 def organization_cost_multiplier(*, organization_id: int) -> float:
     """Return what the organization pays per list-price micro-dollar (0 on the free plan), as routing estimates it."""
     plan, markup_bps = Organization.objects.filter(pk=organization_id).values_list("plan", "markup_bps").get()
-    return 0.0 if plan == Organization.Plan.FREE else (10_000 + markup_bps) / 10_000
+    return charge_multiplier(plan=plan, markup_bps=markup_bps)
 

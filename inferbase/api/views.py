@@ -20,7 +20,7 @@ from inferbase.accounts.services import api_key_hash
 from inferbase.gateway.decisions import decision_find
 from inferbase.gateway.errors import ApiError, ErrorType, error_envelope
 from inferbase.gateway.pending import usage_reports
-from inferbase.gateway.state import state_of
+from inferbase.gateway.state import AppState, state_of
 from providers.health import ProbeTarget, probe
 from providers.selectors import provider_health_latest
 from providers.services import provider_health_record
@@ -118,26 +118,24 @@ async def model_health_view(request: HttpRequest, model_id: str) -> JsonResponse
     if not routes:
         return JsonResponse({"model": model_id, "status": "unavailable"})
     targets = {route.provider: ProbeTarget(route.provider, route.base_url, route.dialect, key) for route, key in routes}
-    latest = await _latest_probes(state.upstream.client(), list(targets.values()))
+    latest = await _latest_probes(state, list(targets.values()))
     status = "ready" if any(latest.get(slug) == "ready" for slug in targets) else "loading"
     return JsonResponse({"model": model_id, "status": status})
 
 
-_probe_lock: dict[int, asyncio.Lock] = {}
-
-
-async def _latest_probes(client: Any, targets: list[ProbeTarget]) -> dict[str, str]:
+async def _latest_probes(state: AppState, targets: list[ProbeTarget]) -> dict[str, str]:
     """Return provider -> status of its latest probe, probing (once per process at a time) the providers
     whose latest probe is missing or older than twice the probe interval."""
     slugs = [t.provider for t in targets]
     latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
     if not _stale(targets, latest):
         return {slug: status for slug, (status, _) in latest.items()}
-    async with _probe_lock.setdefault(id(asyncio.get_running_loop()), asyncio.Lock()):
+    async with state.probe_lock():
         latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)
         stale = _stale(targets, latest)
         if stale:
             timeout = float(settings.INFERBASE_HEALTH_PROBE_TIMEOUT_SECONDS)
+            client = state.upstream.client()
             results = await asyncio.gather(*(probe(client, target, timeout) for target in stale))
             await database_sync_to_async(provider_health_record)(list(results))
             latest = await database_sync_to_async(provider_health_latest)(slugs=slugs)

@@ -110,20 +110,10 @@ def limits_settle(state: AppState, ex: Exchange) -> asyncio.Task[None] | None:
     ex.reservation = None
     breakdown = ex.breakdown
     if not ex.billed and (breakdown is None or breakdown.cost_micros == 0):
-        return _background(state.limiter.release(reservation))
+        return state.background.spawn(state.limiter.release(reservation))
     tokens = sum(b.usage.prompt_tokens + b.usage.completion_tokens for b in ex.billed)
-    return _background(state.limiter.settle(reservation, tokens=tokens,
-                                            cost_micros=breakdown.cost_micros if breakdown is not None else 0))
-
-
-_settling: set[asyncio.Task[None]] = set()  # strong references until done (the loop keeps only weak ones)
-
-
-def _background(work: Any) -> asyncio.Task[None]:
-    task = asyncio.ensure_future(work)
-    _settling.add(task)
-    task.add_done_callback(_settling.discard)
-    return task
+    return state.background.spawn(state.limiter.settle(reservation, tokens=tokens,
+                                                       cost_micros=breakdown.cost_micros if breakdown is not None else 0))
 
 
 __all__ = ["NO_BILLING", "BillingSnapshot", "LimitRefused", "Reservation", "limiter_from_settings", "limits_admit",

@@ -3,10 +3,12 @@ decision is copied to the shared cache before the response's last byte, for ever
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from observability.selectors import decision_shown
+from routing.decision import ChainLink
 
 from .charge import charge
 from .errors import NotRouted
@@ -104,42 +106,44 @@ def decision_entry(ex: Exchange, attempts: list[dict[str, Any]] | None = None) -
     if ex.routed is not None:
         decision = ex.routed.decision
         routing = {k: v for k, v in ex.routed.routing.items() if k != "object"}
-        return {
-            **base,
-            "routing_mode": routing.get("optimize_mode") or decision.policy.objective,
-            "classifier_task_family": routing.get("task"),
-            "complexity_band": routing.get("complexity"),
-            "eligibility_pool_size": decision.eligibility_pool_size,
-            "final_disposition": outcome.disposition,
-            "decisiveness": routing.get("decisiveness"),
-            "forced_single": bool(routing.get("forced_single")),
-            "chain_attempted": [link.route.route_id for link in decision.chain],
-            "route_displays": {link.route.route_id: link.model.name for link in decision.chain},
-            "filter_trail": list(decision.filter_trail),
-            "filter_trail_text": list(decision.filter_trail_text),
-            "routing": routing,
-            "attempts": attempts if attempts is not None else [attempt.as_record() for attempt in ex.attempts],
-        }
+        return _decision(
+            base, outcome, routing_mode=routing.get("optimize_mode") or decision.policy.objective,
+            task=routing.get("task"), complexity=routing.get("complexity"),
+            pool_size=decision.eligibility_pool_size, decisiveness=routing.get("decisiveness"),
+            forced_single=bool(routing.get("forced_single")), chain=decision.chain, filter_trail=decision.filter_trail,
+            filter_trail_text=decision.filter_trail_text, routing=routing,
+            attempts=attempts if attempts is not None else [attempt.as_record() for attempt in ex.attempts])
     unrouted = outcome.error
     if isinstance(unrouted, NotRouted) and unrouted.filter_trail:
         classification = unrouted.classification
-        return {
-            **base,
-            "routing_mode": unrouted.routing_mode,
-            "classifier_task_family": classification.task,
-            "complexity_band": classification.complexity,
-            "eligibility_pool_size": 0,  # no model passed every eligibility step
-            "final_disposition": outcome.disposition,
-            "decisiveness": None,
-            "forced_single": False,
-            "chain_attempted": [],
-            "route_displays": {},
-            "filter_trail": list(unrouted.filter_trail),
-            "filter_trail_text": list(unrouted.filter_trail_text),
-            "routing": {},
-            "attempts": [],
-        }
+        # No model passed every eligibility step: an empty pool, no chain, no attempts.
+        return _decision(base, outcome, routing_mode=unrouted.routing_mode, task=classification.task,
+                         complexity=classification.complexity, filter_trail=unrouted.filter_trail,
+                         filter_trail_text=unrouted.filter_trail_text)
     return None
+
+
+def _decision(base: dict[str, Any], outcome: Outcome, *, routing_mode: str | None, task: str | None,
+              complexity: str | None, filter_trail: Sequence[dict[str, Any]], filter_trail_text: Sequence[str],
+              pool_size: int = 0, decisiveness: float | None = None, forced_single: bool = False,
+              chain: Sequence[ChainLink] = (), routing: dict[str, Any] | None = None,
+              attempts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        **base,
+        "routing_mode": routing_mode,
+        "classifier_task_family": task,
+        "complexity_band": complexity,
+        "eligibility_pool_size": pool_size,
+        "final_disposition": outcome.disposition,
+        "decisiveness": decisiveness,
+        "forced_single": forced_single,
+        "chain_attempted": [link.route.route_id for link in chain],
+        "route_displays": {link.route.route_id: link.model.name for link in chain},
+        "filter_trail": list(filter_trail),
+        "filter_trail_text": list(filter_trail_text),
+        "routing": routing if routing is not None else {},
+        "attempts": attempts if attempts is not None else [],
+    }
 
 
 def usage_share(state: AppState, ex: Exchange) -> None:

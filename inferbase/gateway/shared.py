@@ -19,15 +19,33 @@ import orjson
 logger = logging.getLogger("inferbase.gateway")
 
 
+class Background:
+    """Work a request starts and does not wait for (cache writes, settling its limits): each task held until it
+    ends, as the loop keeps only weak references to tasks."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Any) -> asyncio.Task[Any]:
+        """Run `work` (a coroutine or future) in the background; return its task."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
 class SharedRedis:
     """This process's way to Redis for the shared caches: one async client per event loop (none without a
     URL), and the background writes it runs, held until they finish."""
 
-    def __init__(self, url: str, prefix: str) -> None:
+    def __init__(self, url: str, prefix: str, background: Background | None = None) -> None:
         self.url = url
         self.prefix = prefix
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
-        self._background: set[asyncio.Task[Any]] = set()
+        self.background = background if background is not None else Background()
 
     def client(self) -> Any:
         """Return this loop's async Redis client, or None without a URL or outside an event loop."""
@@ -53,9 +71,7 @@ class SharedRedis:
 
     def spawn(self, coro: Any) -> None:
         """Run a write in the background (kept referenced until it ends)."""
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.background.spawn(coro)
 
 
 class SharedLRU:

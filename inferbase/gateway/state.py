@@ -20,7 +20,7 @@ import logging
 import time
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from .guard import guardrails_by_policy
 from .limits import NO_BILLING, BillingSnapshot, limiter_from_settings
 from .pending import PendingUsage
 from .persist import RecordStore
-from .shared import RouteHealth, SharedLRU, SharedRedis
+from .shared import Background, RouteHealth, SharedLRU, SharedRedis
 
 logger = logging.getLogger("inferbase.gateway")
 
@@ -194,11 +194,24 @@ class AppState:
     record_store: RecordStore  # what the recorder stores with (in its writer thread)
     upstream: UpstreamClients
     limiter: Limiter  # budgets and rate limits: Redis counters when REDIS_URL is set
+    background: Background = field(default_factory=Background)  # work a request starts and does not wait for
+    # GET /models/{id}/health: one probe of stale providers at a time, per event loop.
+    probe_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = field(
+        default_factory=weakref.WeakKeyDictionary)
+
+    def probe_lock(self) -> asyncio.Lock:
+        """Return this event loop's lock for the health view's probes."""
+        loop = asyncio.get_running_loop()
+        lock = self.probe_locks.get(loop)
+        if lock is None:
+            lock = self.probe_locks[loop] = asyncio.Lock()
+        return lock
 
     @classmethod
     def from_settings(cls) -> AppState:
         """Build the state the settings describe; nothing connects until first used (inside the serving loop)."""
-        redis = SharedRedis(settings.REDIS_URL, settings.INFERBASE_CACHE_PREFIX)
+        background = Background()
+        redis = SharedRedis(settings.REDIS_URL, settings.INFERBASE_CACHE_PREFIX, background)
         snapshots = SnapshotHolder()
         decisions = SharedDecisions(redis, Path(settings.INFERBASE_CACHE_DIR) / "decisions",
                                     settings.INFERBASE_DECISION_COPY_SECONDS)
@@ -219,6 +232,7 @@ class AppState:
             record_store=store,
             upstream=UpstreamClients(settings.INFERBASE_UPSTREAM_TRANSPORT),
             limiter=limiter_from_settings(),
+            background=background,
         )
 
 

@@ -1,148 +1,33 @@
 """The chain walk, rule by rule, against upstreams made with httpx.MockTransport (in-process, no sockets).
 
 Each link of a chain is a route on its own host; the transport answers each host as the test says. Beside
-these, tests/api/ walks the same rules end to end against the simulated upstream over HTTP.
+these, tests/api/ walks the same rules end to end against the simulated upstream over HTTP; more rules are in
+test_chain_rules.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
 import json
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
-from inferbase.accounts.selectors import KeyInfo
-from inferbase.api.validation import chat_request_parse
 from inferbase.gateway.answer import answer_stream, answer_whole
-from inferbase.gateway.decisions import SharedDecisions
 from inferbase.gateway.errors import ChainFailed
-from inferbase.gateway.exchange import Exchange, Routed
-from inferbase.gateway.shared import RouteHealth, SharedRedis
-from inferbase.gateway.state import AppState
-from providers.http import UpstreamClients
-from routing.decision import ChainLink, Decision
-from tests.routing.conftest import make_model, make_policy, make_route
-
-KEY = KeyInfo(key_id=1, project_id=1, organization_id=1, plan="pro", markup_bps=0, policy_id=None, active=True)
-Behaviour = Callable[[httpx.Request], Any]
-
-
-def link(host: str, *, reasoning: str = "none") -> ChainLink:
-    """A link whose route is the only one on `host` (its model is named after the host)."""
-    model = make_model(id=f"model-{host}", reasoning=reasoning)
-    route = make_route(model_id=model.id, provider=host, base_url=f"https://{host}.example/v1")
-    return ChainLink(route, model, api_key=None, own_key=False)
-
-
-def completion(content: str | None = "hello", *, finish: str = "stop", reasoning: str | None = None) -> Behaviour:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if reasoning:
-        message["reasoning_content"] = reasoning
-    body = {"id": "up", "object": "chat.completion", "created": 1, "model": "up",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
-    return lambda request: httpx.Response(200, json=body)
-
-
-def sse(*deltas: dict[str, Any], finish: str | None = "stop", broken: bool = False) -> Behaviour:
-    """A streamed answer: one chunk per delta, then the finish (or, `broken`, the connection lost instead)."""
-    chunks = [{"choices": [{"index": 0, "delta": delta}]} for delta in deltas]
-    if finish is not None:
-        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-
-    async def body() -> AsyncIterator[bytes]:
-        for chunk in chunks:
-            yield b"data: " + json.dumps(chunk).encode() + b"\n\n"
-        if broken:
-            raise httpx.ReadError("connection lost")
-        yield b"data: [DONE]\n\n"
-
-    return lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
-
-
-def status(code: int) -> Behaviour:
-    return lambda request: httpx.Response(code, json={"error": {"message": f"status {code}", "type": "x"}})
-
-
-def refused(request: httpx.Request) -> Any:
-    try:
-        raise ConnectionRefusedError("refused")
-    except ConnectionRefusedError as exc:
-        raise httpx.ConnectError("cannot connect", request=request) from exc
-
-
-def timed_out(request: httpx.Request) -> Any:
-    raise httpx.ReadTimeout("no answer", request=request)
-
-
-def slow(seconds: float, then: Behaviour) -> Behaviour:
-    async def answer(request: httpx.Request) -> Any:
-        await asyncio.sleep(seconds)
-        return then(request)
-
-    return answer
-
-
-class Upstreams:
-    """The MockTransport's answers, by host, and how often each host was called."""
-
-    def __init__(self, **behaviours: Behaviour) -> None:
-        self.behaviours = behaviours
-        self.calls: Counter[str] = Counter()
-
-    async def __call__(self, request: httpx.Request) -> httpx.Response:
-        host = request.url.host.split(".")[0]
-        self.calls[host] += 1
-        answer = self.behaviours[host](request)
-        return await answer if asyncio.iscoroutine(answer) else answer
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Callable[[Upstreams], AppState]:
-    def build(upstreams: Upstreams, *, threshold: int = 1000) -> AppState:
-        base = AppState.from_settings()
-        return dataclasses.replace(
-            base,
-            upstream=UpstreamClients(transport=httpx.MockTransport(upstreams)),
-            route_health=RouteHealth(threshold=threshold, rest_seconds=60),
-            decisions=SharedDecisions(SharedRedis("", "test"), tmp_path / "decisions", 60),
-        )
-
-    return build
-
-
-def exchange(*links: ChainLink, stream: bool = False, first_token_ms: int = 300, **body: Any) -> Exchange:
-    chat = chat_request_parse({"model": "auto", "messages": [{"role": "user", "content": "hi"}], "stream": stream,
-                               **body})
-    decision = Decision(chain=links, policy=make_policy(), routing={"task": "chat"}, filter_trail=(),
-                        filter_trail_text=(), eligibility_pool_size=len(links), thinking=None,
-                        first_token_timeout_ms=first_token_ms, total_deadline_ms=5_000)
-    return Exchange(request_id="req-0123456789abcdef", key=KEY, chat=chat,
-                    routed=Routed(decision, {"object": "routing", "task": "chat"}, 5, None))
-
-
-def outcomes(ex: Exchange) -> list[str]:
-    return [attempt.outcome for attempt in ex.attempts]
-
-
-async def streamed(state: AppState, ex: Exchange) -> list[Any]:
-    """Walk a streamed request; return its events ([DONE] as the string)."""
-    sent: list[bytes] = []
-    await answer_stream(state, ex, sent.append)
-    events = []
-    for frame in b"".join(sent).split(b"\n\n"):
-        if frame.startswith(b"data: "):
-            data = frame[6:]
-            events.append(data.decode() if data == b"[DONE]" else json.loads(data))
-    return events
-
+from tests.gateway.upstreams import (
+    Behaviour,
+    Upstreams,
+    completion,
+    exchange,
+    link,
+    outcomes,
+    refused,
+    slow,
+    sse,
+    status,
+    streamed,
+    timed_out,
+)
 
 # --- whole answers -------------------------------------------------------------------------------------
 

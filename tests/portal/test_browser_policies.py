@@ -14,6 +14,7 @@ from tests.live import LiveGateway, poll
 
 from . import test_browser as shared
 from .test_browser import PASSWORD, _arrive, _screenshot
+from .test_browser import _log_in_as as _log_in
 
 browser = shared.browser  # the module's Chromium, and the same skip where none is installed
 pytestmark = shared.pytestmark
@@ -41,17 +42,6 @@ def org(live: LiveGateway) -> dict[str, str]:
             request_id = response.json()["id"]
             poll(lambda rid=request_id: client.get(f"/routing-decisions/{rid}").status_code == 200, timeout=20)
     return {"slug": slug, "key": key, "policy": f"Policy {slug}", **users}
-
-
-def _log_in(driver, live: LiveGateway, username: str, path: str) -> None:  # type: ignore[no-untyped-def]
-    from selenium.webdriver.common.by import By
-
-    driver.delete_all_cookies()
-    driver.get(f"{live.base_url}{path}")
-    driver.find_element(By.NAME, "username").send_keys(username)
-    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
-    _arrive(driver, path)
 
 
 def _arrive_at_policy(driver) -> str:  # type: ignore[no-untyped-def]

@@ -17,8 +17,7 @@ from providers.models import Provider, ProviderHealth
 from providers.services import probe_targets, provider_health_record
 from routing.snapshot import VERSION_KEY
 from tests.live import LiveGateway, free_port, poll
-from tests.routing.conftest import decide_with, make_model, make_route, make_snapshot
-from tests.routing.test_engine import chain_ids, step_text
+from tests.routing.conftest import chain_ids, decide_with, make_model, make_route, make_snapshot, step_text
 
 
 class _Counting(BaseHTTPRequestHandler):

@@ -10,7 +10,7 @@ import pytest
 
 from providers.simulated import build_app
 from providers.simulated.server import running_server
-from tests.providers.test_simulated import PROFILES
+from tests.providers.simulated.conftest import PROFILES
 
 MESSAGES = [{"role": "user", "content": "hello [sim:tokens=10]"}]
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
+from providers.credentials import env_credential
 from routing.decision import Classification, Decision, RoutingOverrides, RoutingRequest
 from routing.engine import decide
 from routing.snapshot import ModelSnap, PolicySnap, RouteLatencySnap, RouteSnap, Snapshot
@@ -67,7 +68,7 @@ def make_route(**overrides: Any) -> RouteSnap:
     cached = values["price_cached_input"]
     values.setdefault("cached_input_micros_per_mtok", None if cached is None else round(cached * 1_000_000))
     # As snapshot_build does: the environment's credential is read when the route is built.
-    values.setdefault("env_api_key", (os.environ.get(values["api_key_env"]) or None) if values["api_key_env"] else None)
+    values.setdefault("env_api_key", env_credential(values["api_key_env"]))
     return RouteSnap(**values)
 
 
@@ -130,3 +131,24 @@ def decide_with(snapshot: Snapshot, request: RoutingRequest | None = None,
     """Run decide with default request, classification and policy where not given."""
     return decide(request or make_request(), classification or make_classification(), policy or make_policy(),
                   snapshot)
+
+
+def step(decision_or_error: object, name: str) -> dict:
+    """Return the trail record of one step."""
+    records = decision_or_error.filter_trail  # type: ignore[attr-defined]
+    return next(record for record in records if record["step"] == name)
+
+
+def step_text(decision_or_error: object, name: str) -> str:
+    """Return the trail sentence of one step."""
+    records = decision_or_error.filter_trail  # type: ignore[attr-defined]
+    index = next(i for i, record in enumerate(records) if record["step"] == name)
+    return decision_or_error.filter_trail_text[index]  # type: ignore[attr-defined]
+
+
+def chain_ids(decision: object) -> list[str]:
+    """Return the route ids of the chain, in order."""
+    return [link.route.route_id for link in decision.chain]  # type: ignore[attr-defined]
+
+
+REST_UNTIL = datetime(2026, 10, 12, 14, 3, 7, tzinfo=UTC).timestamp()

@@ -9,8 +9,16 @@ import pytest
 
 from routing.decision import RoutingError
 from routing.snapshot import RouteCooldownSnap
-from tests.routing.conftest import decide_with, make_model, make_request, make_route, make_snapshot
-from tests.routing.test_engine import chain_ids, step, step_text
+from tests.routing.conftest import (
+    chain_ids,
+    decide_with,
+    make_model,
+    make_request,
+    make_route,
+    make_snapshot,
+    step,
+    step_text,
+)
 
 SINCE = datetime(2026, 10, 12, 14, 1, 7, tzinfo=UTC).timestamp()
 UNTIL = SINCE + 120  # 14:03:07

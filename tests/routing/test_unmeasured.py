@@ -9,14 +9,16 @@ import pytest
 from routing.decision import RoutingError
 from routing.snapshot import RouteLatencySnap
 from tests.routing.conftest import (
+    chain_ids,
     decide_with,
     make_model,
     make_policy,
     make_request,
     make_route,
     make_snapshot,
+    step,
+    step_text,
 )
-from tests.routing.test_engine import chain_ids, step, step_text
 
 MEASURED = RouteLatencySnap(ttft_ms_p50=200, tokens_per_second=100.0, samples=50, source="traffic",
                             end_to_end_ms_p50=2000)

@@ -1,0 +1,1 @@
+"""The Anthropic adapter: pure translation, and end to end against the simulated Anthropic endpoint."""
