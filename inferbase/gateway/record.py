@@ -3,6 +3,7 @@ decision is copied to the shared cache before the response's last byte, for ever
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,8 @@ from .request import ChatRequest
 
 if TYPE_CHECKING:
     from .state import AppState
+
+logger = logging.getLogger("inferbase.gateway")
 
 ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
 
@@ -147,9 +150,14 @@ def _decision(base: dict[str, Any], outcome: Outcome, *, routing_mode: str | Non
 
 
 def usage_share(state: AppState, ex: Exchange) -> None:
-    """Put the request's usage in Usage's pending set (a request with a key); never waits (pending.py)."""
-    if ex.key is not None:
+    """Put the request's usage in Usage's pending set (a request with a key); never waits, never raises
+    (pending.py): a put that fails leaves the request to show in Usage once the writer commits it."""
+    if ex.key is None:
+        return
+    try:
         state.usage_pending.put(usage_fields(ex))
+    except Exception:
+        logger.warning("usage pending set: %s not put", ex.request_id, exc_info=True)
 
 
 async def decision_share(state: AppState, ex: Exchange) -> None:
