@@ -257,6 +257,9 @@ INFERBASE_LIMITS_TIMEOUT_MS = env_int("INFERBASE_LIMITS_TIMEOUT_MS", 100, minimu
 # A decision is readable from the shared cache (Redis, else files under INFERBASE_CACHE_DIR/decisions) from
 # the end of its response until its row is written, when the copy is deleted; this long at most.
 INFERBASE_DECISION_COPY_SECONDS = env_int("INFERBASE_DECISION_COPY_SECONDS", 3600, minimum=1)
+# Usage counts a request from the end of its response (a pending set in Redis, else in the process) until the
+# log writer commits it; an entry whose row never comes (a crashed writer) stops counting after this long.
+INFERBASE_USAGE_PENDING_SECONDS = env_int("INFERBASE_USAGE_PENDING_SECONDS", 900, minimum=1)
 # At SIGTERM or SIGINT: how long the log writer may take to write what is queued before it spools the rest
 # to INFERBASE_SPOOL_DIR (replayed at the next start). Keep it under the supervisor's grace period (Docker 10 s).
 INFERBASE_SHUTDOWN_WRITE_SECONDS = env_float("INFERBASE_SHUTDOWN_WRITE_SECONDS", 5.0, minimum=0.0)

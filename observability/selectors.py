@@ -48,6 +48,13 @@ def decision_get(*, request_id: str, organization_ids: list[int]) -> dict[str, A
     return decision_shown(row) if row is not None else None
 
 
+def request_logs_stored(*, organization_id: int, request_ids: list[str]) -> set[str]:
+    """Return which of the organization's request ids have their log row (one query on the unique index)."""
+    if not request_ids:
+        return set()
+    return set(_logs_of(organization_id).filter(request_id__in=request_ids).values_list("request_id", flat=True))
+
+
 def _logs_of(organization_id: int) -> QuerySet[RequestLog]:
     # A None would match the logs of requests no key vouched for (organization_id IS NULL): refuse it.
     if not isinstance(organization_id, int) or isinstance(organization_id, bool):

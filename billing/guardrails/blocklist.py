@@ -31,20 +31,25 @@ def phrase_words(phrase: str) -> list[str]:
     return _WORD.findall(phrase.lower())
 
 
-def text_words(text: str, *, unicode_words: bool = True) -> set[bytes]:
-    """Return a superset of the lowercase words of a text (UTF-8 bytes) that a whole-word match can start on.
+def text_words(text: str, *, unicode_words: bool = True) -> list[bytes]:
+    """Return the lowercase words of a text (UTF-8 bytes, repeats kept) among which is every word a whole-word
+    match of a key word can start on.
 
-    ASCII words come from two byte translations (C speed); the words of other scripts are split properly
-    only when `unicode_words` (some phrase's key word is not ASCII)."""
+    ASCII words come from a byte translation and a split (C speed). When no key word holds another script
+    (`unicode_words` false), the ASCII runs are enough: a word holding another script's letters cannot equal an
+    ASCII key, the ASCII runs inside it may ("«acme»", a superset). Otherwise the words of other scripts are
+    split properly too."""
     raw = text.encode()
-    words = set(raw.translate(_ASCII_WORDS).split())
     if raw.isascii():
-        return words
-    words.update(raw.translate(_ASCII_RUNS).split())
-    if unicode_words:
-        glued = b" ".join(w for w in words if not w.isascii()).decode()
-        words.update(w.encode() for w in _WORD.findall(glued.lower()))
-    return words
+        return raw.translate(_ASCII_WORDS).split()
+    runs = raw.translate(_ASCII_RUNS).split()
+    if not unicode_words:
+        return runs
+    words = set(raw.translate(_ASCII_WORDS).split())
+    words.update(runs)
+    glued = b" ".join(w for w in words if not w.isascii()).decode()
+    words.update(w.encode() for w in _WORD.findall(glued.lower()))
+    return list(words)
 
 
 def _phrase_source(phrase: str) -> str:

@@ -11,30 +11,32 @@ from .validators import dni_valid, iban_valid, luhn_valid, nino_valid, phone_val
 _NUMBER_BEFORE = r"[\w+.-]|\+\d{1,3}[ .-]?"  # part of a longer or an international number
 PII: tuple[Detector, ...] = (
     detector("email", r"(?<![\w.%+-])[\w.%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])",
-             max_len=64 + 1 + 64 * 8 + 24, required=("@",)),
+             max_len=64 + 1 + 64 * 8 + 24, required=("@",), lead="email"),
     # +44 20 7946 0958, +1 (555) 123-4567
     detector("phone", r"\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w-])", not_after=r"[\w+.-]", max_len=40,
-             valid=phone_valid, required=("+",)),
+             valid=phone_valid, required=("+",), lead="plus"),
     # (555) 123-4567
     detector("phone", r"\(\d\d\d\)[ .-]?\d\d\d[.-]\d\d\d\d(?![\w-])", not_after=r"[\w+.-]", max_len=14,
              required=("(",)),
     # 555-123-4567, 555.123.4567
-    detector("phone", r"\d\d\d([.-])\d\d\d\1\d\d\d\d(?![\w-])", not_after=_NUMBER_BEFORE, max_len=12),
+    detector("phone", r"\d\d\d(?P<sep>[.-])\d\d\d(?P=sep)\d\d\d\d(?![\w-])", not_after=_NUMBER_BEFORE, max_len=12,
+             lead="digits"),
     # national numbers with a trunk 0: 020 7946 0958, 07700 900123
     detector("phone", r"0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}(?![\w-])", not_after=_NUMBER_BEFORE, max_len=16,
-             valid=phone_valid),
-    detector("card", r"\d\d\d\d(?:[ -]?\d){9,15}(?![\w-])", not_after=r"[\w-]", max_len=19 * 2, valid=luhn_valid),
+             valid=phone_valid, lead="digits"),
+    detector("card", r"\d\d\d\d(?:[ -]?\d){9,15}(?![\w-])", not_after=r"[\w-]", max_len=19 * 2, valid=luhn_valid,
+             lead="digits"),
     detector("iban", r"[A-Z][A-Z]\d\d(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?(?![A-Za-z0-9])",
-             not_after=r"[A-Za-z0-9]", max_len=4 + 8 * 5, valid=iban_valid),
-    detector("us_ssn", r"\d\d\d-\d\d-\d\d\d\d(?![\w-])", not_after=r"[\w-]", max_len=11, valid=ssn_valid),
+             not_after=r"[A-Za-z0-9]", max_len=4 + 8 * 5, valid=iban_valid, lead="upper"),
+    detector("us_ssn", r"\d\d\d-\d\d-\d\d\d\d(?![\w-])", not_after=r"[\w-]", max_len=11, valid=ssn_valid, lead="digits"),
     detector("uk_nino", r"[A-Z][A-Z] ?\d\d ?\d\d ?\d\d ?[A-D](?![A-Za-z0-9])", not_after=r"[A-Za-z0-9]",
-             max_len=13, valid=nino_valid),
+             max_len=13, valid=nino_valid, lead="upper"),
     detector("es_dni", r"\d\d\d\d\d\d\d\d-?[A-Z](?![A-Za-z0-9])", not_after=r"[A-Za-z0-9]", max_len=10,
-             valid=dni_valid),
+             valid=dni_valid, lead="digits"),
     detector("es_dni", r"[XYZ]\d\d\d\d\d\d\d-?[A-Z](?![A-Za-z0-9])", not_after=r"[A-Za-z0-9]", max_len=10,
-             valid=dni_valid),
+             valid=dni_valid, lead="upper"),
     detector("in_aadhaar", r"[2-9]\d\d\d[ -]?\d\d\d\d[ -]?\d\d\d\d(?![\w-])", not_after=r"[\w-]", max_len=14,
-             valid=verhoeff_valid),
+             valid=verhoeff_valid, lead="digits"),
 )
 
 SECRETS: tuple[Detector, ...] = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 # IBAN lengths of the countries that use one most (a country not listed needs 15-34 characters).
 IBAN_LENGTHS = {
     "AD": 24, "AT": 20, "BE": 16, "BG": 22, "CH": 21, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "EE": 20,
@@ -24,7 +26,10 @@ _VERHOEFF_P = (
 
 
 def digits_of(text: str) -> str:
-    return "".join(c for c in text if c.isdigit())
+    """Return the decimal digits of a match as ASCII digits (`\\d` also matches other scripts' digits: ٤, ４)."""
+    if text.isascii():
+        return "".join(c for c in text if c.isdigit())
+    return "".join(str(unicodedata.decimal(c)) for c in text if c.isdecimal())
 
 
 def luhn_valid(text: str) -> bool:
@@ -44,6 +49,8 @@ def luhn_valid(text: str) -> bool:
 def iban_valid(text: str) -> bool:
     """Return True for an IBAN (spaces ignored) of its country's length whose mod-97 remainder is 1."""
     iban = text.replace(" ", "").upper()
+    if not iban.isascii():
+        iban = "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in iban)
     expected = IBAN_LENGTHS.get(iban[:2])
     if (expected is not None and len(iban) != expected) or not 15 <= len(iban) <= 34:
         return False

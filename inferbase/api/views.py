@@ -14,11 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.selectors import USAGE_GROUPS, usage_report
+from billing.selectors import USAGE_GROUPS
 from inferbase.accounts.selectors import KeyInfo, user_organization_ids
 from inferbase.accounts.services import api_key_hash
 from inferbase.gateway.decisions import decision_find
 from inferbase.gateway.errors import ApiError, ErrorType, error_envelope
+from inferbase.gateway.pending import usage_reports
 from inferbase.gateway.state import AppState, state_of
 from providers.health import ProbeTarget, probe
 from providers.selectors import provider_health_latest
@@ -205,8 +206,9 @@ class UsageView(APIView):
         if group_by not in USAGE_GROUPS:
             raise ApiError(400, f"'group_by' must be one of {', '.join(USAGE_GROUPS)} (got {group_by!r}).",
                            code="invalid_group_by", param="group_by")
-        report = usage_report(organization_id=organization_id, start=start, end=end, group_by=group_by)
-        return Response(report.as_dict())
+        reports = usage_reports(state_of(request).usage_pending, organization_id=organization_id, start=start, end=end,
+                                group_bys=[group_by])
+        return Response(reports[group_by].as_dict())
 
 
 def _caller_organizations(request: Request) -> list[int]:

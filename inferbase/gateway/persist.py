@@ -17,6 +17,7 @@ from observability.services import records_store
 from routing.services import route_samples_store
 
 from .decisions import SharedDecisions
+from .pending import PendingUsage
 from .samples import route_samples_from
 
 # A key's last use is kept to the minute: one UPDATE per key per minute, not one per request.
@@ -30,9 +31,10 @@ class RecordStore:
     """The recorder's store: logs and decisions, the usage rollups, the routes' samples and the keys' last use.
     Called in the log writer's thread only (which alone touches its memory of keys marked)."""
 
-    def __init__(self, decisions: SharedDecisions, *, prune_at: int = LAST_WRITTEN_PRUNE_AT,
-                 route_samples: bool = True, live_tail: bool = True) -> None:
+    def __init__(self, decisions: SharedDecisions, usage_pending: PendingUsage | None = None, *,
+                 prune_at: int = LAST_WRITTEN_PRUNE_AT, route_samples: bool = True, live_tail: bool = True) -> None:
         self._decisions = decisions
+        self._usage_pending = usage_pending
         self._prune_at = prune_at
         self._route_samples = route_samples  # INFERBASE_ROUTE_SAMPLES
         self._live_tail = live_tail  # INFERBASE_LIVE_TAIL
@@ -41,14 +43,16 @@ class RecordStore:
 
     def __call__(self, records: list[dict[str, Any]]) -> None:
         """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in
-        the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); publish their rows
-        to the portal's live tail (unless INFERBASE_LIVE_TAIL is off; route samples unless INFERBASE_ROUTE_SAMPLES
-        is); delete the
-        shared copies of their decisions (the rows now answer), count it in the metrics, then mark the last use
+        the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); then, committed,
+        delete their entries from Usage's pending set and the shared copies of their decisions (the rows now
+        answer), publish their rows to the portal's live tail (unless INFERBASE_LIVE_TAIL is off) and store the
+        route samples (unless INFERBASE_ROUTE_SAMPLES is off), count it in the metrics, then mark the last use
         of the keys not marked this minute."""
         with transaction.atomic():
             stored = records_store(records)
             usage_rollup_add(stored)
+        if self._usage_pending is not None:
+            self._usage_pending.forget(record["log"] for record in records)
         if self._live_tail:
             live_tail_publish(stored)  # hands the rows to the event loop; never waits
         if self._route_samples:

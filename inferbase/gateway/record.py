@@ -3,6 +3,7 @@ decision is copied to the shared cache before the response's last byte, for ever
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from .state import AppState
 
 ROUTING_FIELDS = tuple(f.name for f in fields(RoutingOverrides))
+logger = logging.getLogger("inferbase.gateway")
+
 ENDED_UNKNOWN = Outcome("", 0)  # a request recorded before any step ended it (it never is: the consumer ends each)
 
 
@@ -37,19 +40,16 @@ def requested_of(chat: ChatRequest) -> dict[str, Any]:
     return asked
 
 
-def record(state: AppState, ex: Exchange) -> None:
-    """Hand the request's log record (and its decision) to the recorder."""
+def usage_fields(ex: Exchange) -> dict[str, Any]:
+    """Return the fields of the request's log record that Usage counts (the pending set's entry; `record` uses
+    them too, so the two agree). Prices a request that was not served (a billed failed attempt, checks that ran)."""
     key = ex.key
     outcome = ex.outcome or ENDED_UNKNOWN
     served = outcome.link
     usage = outcome.usage
     details = usage.get("completion_tokens_details") or {}
-    attempts = [attempt.as_record() for attempt in ex.attempts]
-    # A request that was not served is charged here: a failed attempt its upstream billed, checks that ran.
     breakdown = ex.breakdown or (charge(ex) if key is not None else None)
-    routed = ex.routed.routing if ex.routed is not None else {}
-    unrouted = outcome.error.classification if isinstance(outcome.error, NotRouted) else None
-    log = {
+    return {
         "request_id": ex.request_id,
         "organization_id": key.organization_id if key else None,
         "project_id": key.project_id if key else None,
@@ -57,16 +57,31 @@ def record(state: AppState, ex: Exchange) -> None:
         "created_at": ex.created,
         "model_requested": ex.chat.model if ex.chat else "",
         "model_served": served.model.id if served else "",
+        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+        "completion_tokens": int(usage.get("completion_tokens") or 0),
+        "reasoning_tokens": details.get("reasoning_tokens"),
+        "cost_micros": breakdown.cost_micros if breakdown is not None else 0,
+    }
+
+
+def record(state: AppState, ex: Exchange) -> None:
+    """Hand the request's log record (and its decision) to the recorder."""
+    outcome = ex.outcome or ENDED_UNKNOWN
+    served = outcome.link
+    usage = outcome.usage
+    attempts = [attempt.as_record() for attempt in ex.attempts]
+    counted = usage_fields(ex)  # prices a request that was not served: a failed attempt its upstream billed, checks
+    breakdown = ex.breakdown
+    routed = ex.routed.routing if ex.routed is not None else {}
+    unrouted = outcome.error.classification if isinstance(outcome.error, NotRouted) else None
+    log = {
+        **counted,
         "route_served": served.route.route_id if served else "",
         "stream": bool(ex.chat and ex.chat.stream),
         "status_code": outcome.status_code,
         "final_disposition": outcome.disposition,
         "error_code": outcome.error_code,
         "finish_reason": outcome.finish_reason,
-        "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-        "completion_tokens": int(usage.get("completion_tokens") or 0),
-        "reasoning_tokens": details.get("reasoning_tokens"),
-        "cost_micros": breakdown.cost_micros if breakdown is not None else 0,
         "cost_breakdown": breakdown.as_dict() if breakdown is not None else {},
         "guardrails": [result.as_dict() for result in ex.guardrail_results],
         "latency_ms": ex.elapsed_ms(),
@@ -137,9 +152,22 @@ def _decision(base: dict[str, Any], outcome: Outcome, *, routing_mode: str | Non
     }
 
 
+def usage_share(state: AppState, ex: Exchange) -> None:
+    """Put the request's usage in Usage's pending set (a request with a key); never waits, never raises
+    (pending.py): a put that fails leaves the request to show in Usage once the writer commits it."""
+    if ex.key is None:
+        return
+    try:
+        state.usage_pending.put(usage_fields(ex))
+    except Exception:
+        logger.warning("usage pending set: %s not put", ex.request_id, exc_info=True)
+
+
 async def decision_share(state: AppState, ex: Exchange) -> None:
-    """Copy the decision to the shared cache, where every process's GET /routing-decisions finds it before its
-    row is written; awaited before the response's last byte (returns at once when nothing was routed)."""
+    """Before the response's last byte: put the request's usage in the pending set (not awaited), and copy the
+    decision to the shared cache, where every process's GET /routing-decisions finds it before its row is written
+    (awaited; returns at once when nothing was routed)."""
+    usage_share(state, ex)
     entry = decision_entry(ex)
     if entry is not None:
         await state.decisions.put(ex.request_id, entry["organization_id"], decision_shown(entry))

@@ -39,6 +39,7 @@ from routing.snapshot import VERSION_KEY, Snapshot, snapshot_build, snapshot_ver
 from .decisions import SharedDecisions
 from .guard import guardrails_by_policy
 from .limits import NO_BILLING, BillingSnapshot, limiter_from_settings
+from .pending import PendingUsage
 from .persist import RecordStore
 from .shared import Background, RouteHealth, SharedLRU, SharedRedis
 
@@ -188,6 +189,7 @@ class AppState:
     sessions: SharedLRU
     route_health: RouteHealth
     decisions: SharedDecisions
+    usage_pending: PendingUsage  # requests answered, not yet in the usage rollups (GET /usage adds them)
     recorder: Recorder
     record_store: RecordStore  # what the recorder stores with (in its writer thread)
     upstream: UpstreamClients
@@ -213,7 +215,8 @@ class AppState:
         snapshots = SnapshotHolder()
         decisions = SharedDecisions(redis, Path(settings.INFERBASE_CACHE_DIR) / "decisions",
                                     settings.INFERBASE_DECISION_COPY_SECONDS)
-        store = RecordStore(decisions, route_samples=settings.INFERBASE_ROUTE_SAMPLES,
+        usage_pending = PendingUsage(redis, settings.INFERBASE_USAGE_PENDING_SECONDS)
+        store = RecordStore(decisions, usage_pending, route_samples=settings.INFERBASE_ROUTE_SAMPLES,
                             live_tail=settings.INFERBASE_LIVE_TAIL)
         recorder = Recorder(store, Path(settings.INFERBASE_SPOOL_DIR), linger=settings.INFERBASE_RECORD_LINGER_SECONDS)
         store.queued = lambda: recorder.pending
@@ -225,6 +228,7 @@ class AppState:
             route_health=RouteHealth(threshold=settings.INFERBASE_ROUTE_FAILURE_THRESHOLD,
                                      rest_seconds=settings.INFERBASE_ROUTE_REST_SECONDS, redis=redis),
             decisions=decisions,
+            usage_pending=usage_pending,
             recorder=recorder,
             record_store=store,
             upstream=UpstreamClients(settings.INFERBASE_UPSTREAM_TRANSPORT),

@@ -1,5 +1,6 @@
 """Usage: spend per day as an SVG chart, tables by model, project and key, and CSV export; from the same
-rollups and selector as GET /usage (billing.selectors.usage_report), for the viewer's organization only."""
+rollups, selector and pending set as GET /usage (inferbase.gateway.pending.usage_reports: the rollups plus the
+requests answered and not yet committed), for the viewer's organization only."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
-from billing.selectors import USAGE_COUNTS, USAGE_GROUPS, UsageReport, usage_report
+from billing.selectors import USAGE_COUNTS, USAGE_GROUPS, UsageReport
+from inferbase.gateway.pending import usage_reports
+from inferbase.gateway.state import state_of
 
 from .access import portal_view, viewer_of
 from .export import csv_cell
@@ -145,8 +148,8 @@ def usage_view(request: HttpRequest) -> HttpResponse:
     viewer = viewer_of(request)
     form, start, end = usage_range(request)
     names = names_for(organization_id=viewer.organization_id)
-    reports = {group: usage_report(organization_id=viewer.organization_id, start=start, end=end, group_by=group)
-               for group in USAGE_GROUPS}
+    reports = usage_reports(state_of(request).usage_pending, organization_id=viewer.organization_id, start=start,
+                            end=end, group_bys=USAGE_GROUPS)
     totals = reports["day"].totals
     range_query = f"from={start.isoformat()}&to={end.isoformat()}"
     return render(request, "portal/usage/usage.html", {
@@ -172,7 +175,8 @@ def usage_csv_view(request: HttpRequest) -> HttpResponse:
         problem = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items()) or (
             f"group_by must be one of {', '.join(USAGE_GROUPS)}")
         return HttpResponse(f"The request is not valid ({problem}).\n", status=400, content_type="text/plain")
-    report = usage_report(organization_id=viewer.organization_id, start=start, end=end, group_by=group_by)
+    report = usage_reports(state_of(request).usage_pending, organization_id=viewer.organization_id, start=start,
+                           end=end, group_bys=[group_by])[group_by]
     names = names_for(organization_id=viewer.organization_id)
     buffer = io.StringIO()
     writer = csv.writer(buffer)

@@ -3,8 +3,11 @@ totals equal the sum of the cost_micros the client was told."""
 
 from __future__ import annotations
 
+import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,7 +17,7 @@ from django.test import Client
 from billing.services import usage_rollup_add
 from inferbase.accounts.models import Membership
 from inferbase.accounts.services import api_key_create
-from tests.live import LiveGateway, poll
+from tests.live import LiveGateway, poll, start_live_gateway, stop_live_gateway
 
 
 def _log(request_id: str, org: int, cost: int, day: str = "2026-11-30") -> dict:
@@ -204,3 +207,70 @@ def test_a_reask_and_a_failed_billed_attempt_are_in_the_breakdown_and_the_one_fi
         told += [cut.json()["usage"]["cost_micros"], usage_event]
         usage = poll(lambda: (u := http.get(query).json())["totals"]["requests"] == len(told) and u, timeout=20)
         assert usage["totals"]["cost_micros"] == sum(told)
+
+
+LINGER_S = 12  # the lingering gateway's writer commits this long after a request
+
+
+@pytest.fixture(scope="module")
+def lingering(tmp_path_factory: pytest.TempPathFactory, simulated_url: str) -> Iterator[LiveGateway]:
+    """A gateway whose log writer lingers before it commits: Usage read right after a response comes from the
+    pending set, the rollups have nothing yet."""
+    gateway = start_live_gateway(Path(tmp_path_factory.mktemp("lingering")), INFERBASE_SIMULATED_URL=simulated_url,
+                                 INFERBASE_RECORD_LINGER_SECONDS=str(LINGER_S))
+    yield gateway
+    stop_live_gateway(gateway)
+
+
+def _today_query(group_by: str = "day") -> str:
+    today = datetime.now(UTC).date()
+    return (f"/usage?from={(today - timedelta(days=1)).isoformat()}&to={(today + timedelta(days=1)).isoformat()}"
+            f"&group_by={group_by}")
+
+
+def test_usage_reflects_a_request_as_soon_as_the_client_has_the_response(lingering: LiveGateway) -> None:
+    key = lingering.create_key(org=f"pending-{uuid.uuid4().hex[:8]}")
+    other = lingering.create_key(org=f"pending-other-{uuid.uuid4().hex[:8]}")
+    body = {"model": "auto", "max_tokens": 64, "messages": [{"role": "user", "content": "What is machine learning?"}]}
+    with (httpx.Client(base_url=lingering.api, headers={"Authorization": f"Bearer {key}"}, timeout=30) as http,
+          httpx.Client(base_url=lingering.api, headers={"Authorization": f"Bearer {other}"}, timeout=30) as theirs):
+        assert http.get(_today_query()).json()["totals"]["requests"] == 0
+        started = time.monotonic()
+        whole = http.post("/chat/completions", json=body)
+        assert whole.status_code == 200
+        cost = whole.json()["usage"]["cost_micros"]
+        assert cost > 0
+        usage = http.get(_today_query()).json()  # at once: no poll
+        assert (usage["totals"]["requests"], usage["totals"]["cost_micros"]) == (1, cost)
+        assert usage["totals"]["prompt_tokens"] == whole.json()["usage"]["prompt_tokens"]
+
+        streamed = _cost_of_stream(http, body)  # read to its end, as a client has it
+        costs = [cost, streamed]
+        usage = http.get(_today_query()).json()
+        assert (usage["totals"]["requests"], usage["totals"]["cost_micros"]) == (2, sum(costs))
+
+        failed = http.post("/chat/completions", json={"model": "auto", "messages": [
+            {"role": "user", "content": "hello [sim:fail=500]"}]})
+        assert failed.status_code >= 500  # a request too (it cost nothing)
+        usage = http.get(_today_query()).json()
+        assert (usage["totals"]["requests"], usage["totals"]["cost_micros"]) == (3, sum(costs))
+        by_model = http.get(_today_query("model")).json()
+        assert by_model["totals"] == usage["totals"]
+        assert sum(row["cost_micros"] for row in by_model["data"]) == sum(costs)
+        assert theirs.get(_today_query()).json()["totals"]["requests"] == 0  # another organization's: not counted
+        # All of that came from the pending set: the writer had committed none of them yet.
+        assert _logged(lingering, whole.json()["id"]) is None
+        assert time.monotonic() - started < LINGER_S, "the machine was too slow to show the gap; raise LINGER_S"
+
+        # The writer commits: each request counts once, from the rollups now (and the pending entries are gone).
+        poll(lambda: _logged(lingering, whole.json()["id"]), timeout=LINGER_S + 30)
+        after = poll(lambda: (u := http.get(_today_query()).json())["totals"]["requests"] == 3 and u, timeout=5)
+        assert after["totals"] == usage["totals"]
+        assert http.get(_today_query("model")).json()["totals"] == usage["totals"]
+        if lingering.env.get("REDIS_URL"):  # the writer deleted the entries it committed
+            import redis
+
+            client = redis.Redis.from_url(lingering.env["REDIS_URL"])
+            pattern = f"{lingering.env['INFERBASE_CACHE_PREFIX']}:usage-pending:*"
+            poll(lambda: not any(client.hlen(k) for k in client.scan_iter(pattern)), timeout=10)
+            client.close()
