@@ -6,8 +6,8 @@ package, so two checkouts can be compared line by line.
     .venv/bin/python -m bench.profile_gateway [--checkout ../before] [--stream] [--concurrency 10] [--duration 10]
     .venv/bin/python -m bench.profile_gateway --compare after.prof before.prof   # calls per request, side by side
 
-cProfile sees the main thread only (daphne's reactor and the event loop: the request path); the log writer's
-thread is not in it. Profiling slows every call, so compare the shares and the per-request figures of two
+cProfile sees the main thread (daphne's reactor and the event loop: the request path) and, separately, the
+batches the log writer's thread stores (per record). Profiling slows every call, so compare the shares and the per-request figures of two
 checkouts measured the same way, not the absolute times with `make bench-gateway`'s."""
 
 from __future__ import annotations
@@ -152,6 +152,20 @@ def main(argv: list[str] | None = None) -> None:
         if "site-packages/" in short:
             short = short.split("site-packages/", 1)[1]
         print(f"  {tt * 1e6 / sent:8.1f}  ({nc / sent:5.1f})  {short}:{line} {func}")
+    writer = Path(str(out) + ".writer")
+    if writer.exists() and Path(str(out) + ".records").exists():
+        stored = int(Path(str(out) + ".records").read_text() or 0)
+        wstats = pstats.Stats(str(writer))
+        wtotal = sum(v[2] for v in wstats.stats.values())
+        print(f"\nlog writer's thread (RecordStore.__call__): {stored} records, own time "
+              f"{wtotal * 1000 / max(stored, 1):.3f} ms/record under the profiler")
+        inclusive = sorted(wstats.stats.items(), key=lambda kv: -kv[1][3])[:args.top]
+        print(f"top {args.top} functions by inclusive time, µs per record (calls per record):")
+        for (filename, line, func), (_, nc, _, ct, _) in inclusive:
+            short = filename.replace(str(checkout) + "/", "")
+            if "site-packages/" in short:
+                short = short.split("site-packages/", 1)[1]
+            print(f"  {ct * 1e6 / max(stored, 1):8.1f}  ({nc / max(stored, 1):5.2f})  {short}:{line} {func}")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import orjson
+from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 
 from .models import RequestLog, RoutingDecision
@@ -33,11 +34,22 @@ class _Insert:
     columns: tuple[_Column, ...]
 
     def row(self, values: dict[str, Any]) -> list[Any]:
-        out = []
-        for column in self.columns:
-            value = values.get(column.attname, column.default)
-            out.append(column.adapt(value) if column.adapt is not None and value is not None else value)
+        """The parameters of one row: every column's value (or its default), then the adapted ones adapted."""
+        get = values.get
+        out = [get(attname, default) for attname, default in self.pairs]
+        for index, adapt in self.adapted:
+            value = out[index]
+            if value is not None:
+                out[index] = adapt(value)
         return out
+
+    @cached_property
+    def pairs(self) -> tuple[tuple[str, Any], ...]:
+        return tuple((column.attname, column.default) for column in self.columns)
+
+    @cached_property
+    def adapted(self) -> tuple[tuple[int, Callable[[Any], Any]], ...]:
+        return tuple((i, column.adapt) for i, column in enumerate(self.columns) if column.adapt is not None)
 
 
 def _json_text(value: Any) -> str:
@@ -68,6 +80,15 @@ def _insert_for(model: type[models.Model], vendor: str) -> _Insert:
 
 def _datetime_adapter() -> Callable[[Any], Any]:
     ops = connection.ops
+    if connection.vendor == "sqlite" and settings.USE_TZ and connection.timezone_name == "UTC":
+        # What the SQLite backend makes of an aware datetime in UTC (make_naive, then str), without its checks
+        # and conversions for the seconds since the epoch every record carries.
+        def adapt(value: Any) -> Any:
+            if isinstance(value, datetime):
+                return ops.adapt_datetimefield_value(value)
+            return str(datetime.fromtimestamp(float(value), tz=UTC).replace(tzinfo=None))
+
+        return adapt
     return lambda value: ops.adapt_datetimefield_value(_created(value))
 
 

@@ -3,8 +3,9 @@
 The log writer commits in batches (INFERBASE_RECORD_LINGER_SECONDS), so a decision's row appears a
 moment after the client has its answer. So, before the last byte of a response is sent, the decision,
 shaped as GET /routing-decisions/{id} shows it, is copied to the shared cache: with REDIS_URL one SET,
-awaited on the event loop; without, one file under INFERBASE_CACHE_DIR/decisions, written in a thread
-(other processes on the host share that directory, as they share the file cache). The GET reads the row,
+awaited on the event loop; without, one file per group of copies under INFERBASE_CACHE_DIR/decisions, written
+in a thread and hard-linked as `<request id>.json` for each copy it holds (other processes on the host share
+that directory, as they share the file cache). The GET reads the row,
 else the copy; the log writer deletes the copy once the row is committed, and a copy whose row never
 comes (a record still spooled, or lost with a crash) expires after INFERBASE_DECISION_COPY_SECONDS.
 """
@@ -12,9 +13,11 @@ comes (a record still spooled, or lost with a crash) expires after INFERBASE_DEC
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
+import secrets
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -128,8 +131,10 @@ class SharedDecisions:
                 if request_ids:
                     self._redis_sync().delete(*(self._key(r) for r in request_ids))
                 return
+            directory = self._dir()
             for request_id in request_ids:
-                self._file_path(request_id).unlink(missing_ok=True)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{directory}/{request_id}.json")
             if time.monotonic() - self._swept_at >= SWEEP_EVERY_S:
                 self._swept_at = time.monotonic()
                 self._file_sweep()
@@ -154,27 +159,41 @@ class SharedDecisions:
         return self._dir() / f"{request_id}.json"
 
     def _files_write(self, items: list[tuple[str, bytes]]) -> None:
+        """Write a batch of copies as one file, {request id: copy, ...}, then give it each copy's name with a
+        hard link: a reader sees the whole batch or no file, and one file written per batch instead of one per
+        copy costs a fraction of the system calls (`python -m bench.decision_copy`)."""
         directory = self._dir()
         directory.mkdir(parents=True, exist_ok=True)
-        for request_id, data in items:
-            path = directory / f"{request_id}.json"
-            # Written aside, then renamed: a reader sees the whole copy or none.
-            temporary = directory / f".{request_id}.{os.getpid()}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-            os.replace(temporary, path)
+        data = b"{" + b",".join(orjson.dumps(request_id) + b":" + copy for request_id, copy in items) + b"}"
+        temporary = f"{directory}/.batch.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        try:
+            for request_id, _ in items:
+                path = f"{directory}/{request_id}.json"
+                try:
+                    os.link(temporary, path)
+                except FileExistsError:  # written again (a retried response): the newer copy wins
+                    os.unlink(path)
+                    os.link(temporary, path)
+        finally:
+            os.unlink(temporary)
 
     def _file_read(self, request_id: str) -> bytes | None:
         path = self._file_path(request_id)
         try:
             if time.time() - path.stat().st_mtime > self._ttl:
                 return None
-            return path.read_bytes()
+            batch = orjson.loads(path.read_bytes())
         except FileNotFoundError:
             return None
+        copy = batch.get(request_id) if isinstance(batch, dict) else None
+        if copy is None and isinstance(batch, dict) and "decision" in batch:
+            copy = batch  # one copy per file (written by an earlier version)
+        return None if copy is None else orjson.dumps(copy)
 
     def _file_sweep(self) -> None:
         if not self._dir().is_dir():

@@ -105,3 +105,26 @@ async def test_shared_lru_shares_values_across_processes_through_redis() -> None
     finally:
         for each in redis:
             await each.aclose()
+
+
+def test_decision_copies_made_together_are_each_readable_until_forgotten(tmp_path: Path) -> None:
+    import asyncio
+
+    from inferbase.gateway.decisions import SharedDecisions
+
+    decisions = SharedDecisions(SharedRedis("", "test"), tmp_path / "decisions", 60)
+    ids = [f"req-{i:016x}" for i in range(3)]
+
+    async def copy_all() -> None:  # made in one turn of the loop: written as one group
+        await asyncio.gather(*(decisions.put(rid, 7, {"request_id": rid, "n": i}) for i, rid in enumerate(ids)))
+
+    asyncio.run(copy_all())
+    assert [decisions.get(rid) for rid in ids] == [(7, {"request_id": rid, "n": i}) for i, rid in enumerate(ids)]
+    assert sorted(p.name for p in (tmp_path / "decisions").iterdir()) == [f"{rid}.json" for rid in ids]
+    decisions.forget(ids[:1])
+    assert decisions.get(ids[0]) is None
+    assert decisions.get(ids[1]) == (7, {"request_id": ids[1], "n": 1})
+    # A copy written by an earlier version, one per file, still reads.
+    (tmp_path / "decisions" / "req-00000000000000ff.json").write_bytes(
+        b'{"organization_id": 8, "decision": {"x": 1}}')
+    assert decisions.get("req-00000000000000ff") == (8, {"x": 1})
