@@ -97,9 +97,14 @@ def test_every_edit_is_a_new_version_shown_as_a_diff(admin: Client, acme: Organi
         (2, ""), (1, "as it was before its first portal edit")]
     body = admin.get(f"/portal/policies/{policy.pk}/").content.decode()
     history = body[body.index('id="policy-history"'):]
+    newest = policy.versions.first()
+    assert f"{newest.created_at:%Y-%m-%d %H:%M:%S} UTC · ada" in history  # when, and who
     assert re.search(r'<code>objective</code>: <span class="before">balanced</span> → <span class="after">cost</span>',
                      history)
-    assert re.search(r'<code>pool</code>: <span class="before">\[&#x27;alpha-7b&#x27;\]</span> → ', history)
+    # The pool by model name (with the id beside it), never a list of raw ids.
+    assert ('<code>pool</code>: <span class="before">Alpha 7B (alpha-7b)</span> → '
+            '<span class="after">Alpha 7B (alpha-7b), Beta 70B (beta-70b)</span>') in history
+    assert "[&#x27;" not in history
     # Saving the same fields again records nothing new.
     admin.post(f"/portal/policies/{policy.pk}/edit/", _form(name="Acme policy", objective="cost"))
     assert policy.versions.count() == 2
