@@ -41,6 +41,7 @@ LOG_COLUMNS = (
     "route_served", "stream", "status_code", "final_disposition", "error_code", "finish_reason", "prompt_tokens",
     "completion_tokens", "reasoning_tokens", "cost_micros", "latency_ms", "ttft_ms", "attempts", "dropped_params",
     "client_disconnected", "task", "complexity", "thinking", "cached_tokens", "structured_output_repair", "requested",
+    "cost_breakdown", "guardrails",
 )
 DECISION_COLUMNS = (
     "request_id", "organization_id", "created_at", "routing_mode", "classifier_task_family", "complexity_band",
@@ -124,7 +125,7 @@ def _log_rows(rng: random.Random, *, org_id: int, keys: list[tuple[int, int]], m
                prompt, completion + reasoning, reasoning if served else None, (prompt + 4 * (completion + reasoning)) // 3,
                latency, rng.randrange(60, 900) if stream and served else None, attempts, "[]", False, t, c, thinking,
                rng.choice((0, 0, 0, prompt // 2)) if served else None, None,
-               '{"routing": {"optimize": "cost"}}' if rng.random() < 0.1 else "{}")
+               '{"routing": {"optimize": "cost"}}' if rng.random() < 0.1 else "{}", "{}", "[]")
         decision = None
         if n % DECISION_EVERY == 0 and served:
             decision = _decision_row(request_id, org_id, created, t, c, disposition, served_model, models, attempts)

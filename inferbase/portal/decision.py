@@ -9,7 +9,7 @@ from typing import Any
 
 from observability.selectors import LogRecord
 
-from .rows import LogRow, Names, dollars, log_row
+from .rows import LogRow, Names, dollars, log_row, model_label
 
 # The spec's words for decisiveness_basis and thinking_reason (spec/routing.txt).
 BASIS_MEANING = {
@@ -121,6 +121,14 @@ def names_in_text(text: str, names: Names) -> str:
     return _ID_LIKE.sub(lambda m: names.models.get(m.group(0), m.group(0)), text)
 
 
+def _asked_routing(asked: dict[str, Any], names: Names) -> dict[str, Any]:
+    """Return the request's routing object as the page shows it: the models of its pool by name."""
+    shown = dict(asked)
+    if isinstance(shown.get("model_pool"), list):
+        shown["model_pool"] = ", ".join(model_label(cid, names.models) for cid in shown["model_pool"])
+    return shown
+
+
 def _trail(decision: dict[str, Any]) -> list[TrailLine]:
     steps = list(decision.get("filter_trail") or [])
     sentences = list(decision.get("filter_trail_text") or [])
@@ -190,7 +198,7 @@ def decision_page(record: LogRecord, names: Names) -> DecisionPage:
         thinking_meaning=THINKING_MEANING.get(str(routing.get("thinking_reason")), ""),
         wait_basis_meaning=WAIT_BASIS_MEANING.get(str(routing.get("wait_basis")), ""),
         policy=routing.get("policy"),
-        requested_routing=in_order(dict(requested.get("routing") or {}), REQUESTED_ORDER),
+        requested_routing=in_order(_asked_routing(requested.get("routing") or {}, names), REQUESTED_ORDER),
         requested_other=in_order({k: v for k, v in requested.items() if k != "routing"}, REQUESTED_ORDER),
         repair=in_order(dict(log.get("structured_output_repair") or {}), REPAIR_ORDER),
         decision=decision,

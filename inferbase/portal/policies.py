@@ -13,13 +13,34 @@ from django.views.decorators.http import require_POST, require_safe
 from inferbase.accounts.selectors import Viewer, api_key_labels, policy_attachments, project_names
 from inferbase.accounts.services import routing_policy_attach
 from routing.models import RoutingPolicy
-from routing.policies import policy_diff, policy_fields, policy_snap_from_fields
+from routing.policies import FieldChange, policy_diff, policy_fields, policy_snap_from_fields
 from routing.selectors import catalog_choices, policy_version_list, routing_policy_get, routing_policy_list
 from routing.services import routing_policy_restore, routing_policy_save
 
 from .access import portal_view, viewer_of
 from .dryrun import DEFAULT_REQUESTS, DryRunForm, dry_run
 from .policy_form import PolicyForm, policy_initial
+from .rows import model_label
+
+# What an empty list or mapping means in a policy's field, as its page says it.
+_EMPTY = {"pool": "the whole catalog", "allowed_providers": "all", "data_regions": "all",
+          "quality_floor_by_task": "no floor of its own for any task"}
+
+
+def _shown_value(field: str, value: Any, names: dict[str, str]) -> Any:
+    if field == "pool" and isinstance(value, list):
+        value = [model_label(cid, names) for cid in value]
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) or _EMPTY.get(field, "none")
+    if isinstance(value, dict):
+        return ", ".join(f"{key}: {item}" for key, item in value.items()) or _EMPTY.get(field, "none")
+    return value
+
+
+def shown_change(change: FieldChange, names: dict[str, str]) -> FieldChange:
+    """Return a version's change as its diff shows it: the pool's models by name, lists and mappings as text."""
+    return FieldChange(change.field, _shown_value(change.field, change.before, names),
+                       _shown_value(change.field, change.after, names))
 
 
 def _not_found(request: HttpRequest, policy_id: int) -> HttpResponse:
@@ -61,12 +82,13 @@ def policy_detail_view(request: HttpRequest, policy_id: int) -> HttpResponse:
     if policy is None:
         return _not_found(request, policy_id)
     versions = policy_version_list(policy=policy)
+    names = dict(catalog_choices()[0])
     history = []
     for index, version in enumerate(versions):
         older = versions[index + 1] if index + 1 < len(versions) else None
-        history.append({"version": version, "changes": policy_diff(older.fields if older else None, version.fields),
-                        "first": older is None})
-    names = dict(catalog_choices()[0])
+        changes = [shown_change(change, names) for change in policy_diff(older.fields if older else None,
+                                                                          version.fields)]
+        history.append({"version": version, "changes": changes, "first": older is None})
     attached = policy_attachments(organization_id=viewer.organization_id, policy_id=policy.pk)
     projects = project_names(organization_id=viewer.organization_id)
     keys = api_key_labels(organization_id=viewer.organization_id)

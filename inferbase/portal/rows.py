@@ -31,6 +31,12 @@ class Names:
         return self.models.get(catalog_id, catalog_id)
 
 
+def model_label(catalog_id: str, names: dict[str, str]) -> str:
+    """Return "Name (catalog id)", as the policy editor lists models; the id alone when the catalog has no name."""
+    name = names.get(catalog_id, catalog_id)
+    return catalog_id if name == catalog_id else f"{name} ({catalog_id})"
+
+
 def names_for(*, organization_id: int) -> Names:
     """Return the names an organization's pages show (three queries)."""
     return Names(project_names(organization_id=organization_id), api_key_labels(organization_id=organization_id),

@@ -7,6 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from inferbase.accounts.crypto import secret_decrypt
 from inferbase.accounts.models import ApiKey, Organization, ProviderKey
 from inferbase.accounts.selectors import key_info_get
 from inferbase.accounts.services import api_key_hash
@@ -73,6 +74,7 @@ def test_admin_stores_a_provider_key_encrypted_and_never_shows_it(admin: Client,
     assert response.status_code == 302
     stored = ProviderKey.objects.get(project=project, provider=groq)
     assert secret not in stored.encrypted_secret and stored.last4 == "cdef"
+    assert secret_decrypt(stored.encrypted_secret) == secret  # encrypted, not dropped: the gateway can use it
     page = admin.get("/portal/keys/").content.decode()
     assert secret not in page and "…cdef" in page
     short = admin.post("/portal/provider-keys/new/", {"project": project.pk, "provider": "groq", "secret": "abc"})
@@ -104,8 +106,10 @@ def test_another_organizations_key_is_a_404_and_its_project_not_a_choice(outside
                                                                           groq: Provider) -> None:
     project = make_project(acme, name="acme-web")
     key = make_api_key(project, name="acme-frontend")
+    ProviderKey.objects.create(project=project, provider=groq, encrypted_secret="x", last4="wxyz", label="acme-byok")
     body = outsider.get("/portal/keys/").content.decode()
     assert "acme-frontend" not in body and key.prefix not in body and "acme-web" not in body
+    assert "acme-byok" not in body and "wxyz" not in body  # nor its provider keys (the outsider is an admin)
     assert outsider.get(f"/portal/keys/{key.pk}/").status_code == 404
     assert outsider.post(f"/portal/keys/{key.pk}/", {"name": "mine"}).status_code == 404
     assert outsider.post(f"/portal/keys/{key.pk}/revoke/").status_code == 404
@@ -114,7 +118,7 @@ def test_another_organizations_key_is_a_404_and_its_project_not_a_choice(outside
                                                         "secret": "s" * 20}).status_code == 400
     key.refresh_from_db()
     assert key.name == "acme-frontend" and key.revoked_at is None
-    assert ApiKey.objects.count() == 1 and not ProviderKey.objects.exists()
+    assert ApiKey.objects.count() == 1 and list(ProviderKey.objects.values_list("last4", flat=True)) == ["wxyz"]
 
 
 def test_every_key_form_requires_the_csrf_token(acme: Organization, groq: Provider) -> None:

@@ -1,5 +1,6 @@
 """The portal served by daphne (the live gateway): a login through the form with its CSRF token, then the CSV
-export streamed over ASGI, holding the organization's requests and no one else's."""
+export streamed over ASGI, holding the organization's requests and no one else's; a policy saved and a key
+revoked in the portal reach every gateway process, with no restart."""
 
 from __future__ import annotations
 
@@ -7,18 +8,24 @@ import csv
 import io
 import re
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.live import LiveGateway, poll
+from tests.live import LiveGateway, ServerProcess, poll, start_extra_server
 
 PASSWORD = "live portal password"
 
 
+def _token(page: str) -> str:
+    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+
+
 def _logged_in(live: LiveGateway, username: str) -> httpx.Client:
     client = httpx.Client(base_url=live.base_url, timeout=30)
-    page = client.get("/portal/login/")
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    token = _token(client.get("/portal/login/").text)
     response = client.post("/portal/login/", data={"username": username, "password": PASSWORD,
                                                    "csrfmiddlewaretoken": token})
     assert response.status_code == 302 and response.headers["location"] == "/portal/"
@@ -48,3 +55,59 @@ def test_csv_export_streams_through_daphne(live: LiveGateway, http: httpx.Client
     finally:
         client.close()
     assert theirs.json()["id"] not in ids
+
+
+@pytest.fixture(scope="module")
+def second(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """Another gateway process on the live gateway's database and cache."""
+    server = start_extra_server(live, Path(tmp_path_factory.mktemp("portal-second")), server="daphne")
+    yield server
+    server.stop()
+
+
+def _chat(api: str, key: str) -> httpx.Response:
+    return httpx.post(f"{api}/chat/completions", headers={"Authorization": f"Bearer {key}"}, timeout=30, json={
+        "model": "auto", "max_tokens": 200, "messages": [{"role": "user", "content": "Say hello"}]})
+
+
+def _routed_under(api: str, key: str, objective: str) -> dict | None:
+    response = _chat(api, key)
+    assert response.status_code == 200, response.text
+    routing = response.json()["routing"]
+    return routing if routing["optimize_mode"] == objective else None
+
+
+def test_a_policy_saved_and_a_key_revoked_in_the_portal_reach_every_process(live: LiveGateway,
+                                                                           second: ServerProcess) -> None:
+    slug = f"reach-{uuid.uuid4().hex[:6]}"
+    policy_name = f"Policy {slug}"
+    key = live.create_key(org=slug, policy=policy_name)  # the policy's defaults: objective balanced
+    username = f"admin-{slug}"
+    live.manage("create_portal_user", "--org", slug, "--role", "admin", "--username", username, "--password", PASSWORD)
+    apis = (live.api, second.api)
+    for api in apis:  # each process now holds the policy as it was
+        assert _routed_under(api, key, "balanced") is not None
+    client = _logged_in(live, username)
+    try:
+        listing = client.get("/portal/policies/").text
+        policy_path = re.search(rf'href="(/portal/policies/\d+/)">{re.escape(policy_name)}<', listing).group(1)  # type: ignore[union-attr]
+        keys_page = client.get("/portal/keys/").text
+        key_id = re.search(rf'<tr data-key-id="(\d+)"(?:(?!</tr>).)*?{re.escape(key[:12])}', keys_page,  # type: ignore[union-attr]
+                           re.S).group(1)
+        token = _token(client.get(f"{policy_path}edit/").text)
+        saved = client.post(f"{policy_path}edit/", data={
+            "csrfmiddlewaretoken": token, "name": policy_name, "allow_variants": "on", "objective": "cost",
+            "quality_floor": "standard", "chain_length": "4", "first_token_timeout_ms": "15000",
+            "total_deadline_ms": "60000", "structured_output_extraction": "on", "applies_to_keys": [key_id],
+            "action": "save"})
+        assert saved.status_code == 302 and saved.headers["location"] == policy_path
+        for api in apis:  # no restart: each process picks the new version up on its next check
+            routing = poll(lambda api=api: _routed_under(api, key, "cost"), timeout=10)
+            assert routing["policy"]["name"] == policy_name
+
+        revoked = client.post(f"/portal/keys/{key_id}/revoke/", data={"csrfmiddlewaretoken": token})
+        assert revoked.status_code == 302
+        for api in apis:
+            poll(lambda api=api: _chat(api, key).status_code == 401, timeout=10)
+    finally:
+        client.close()

@@ -53,7 +53,8 @@ def test_detail_shows_chain_attempts_policy_and_what_was_asked(analyst: Client, 
     attempts = [{"route": "simulated/beta-70b", "model": "beta-70b", "outcome": "timeout", "ms": 15000},
                 {"route": "simulated/alpha-7b", "model": "alpha-7b", "outcome": "served", "ms": 240, "status": 200}]
     log = make_request_log(key, attempts=attempts, requested={
-        "routing": {"optimize": "cost", "quality_floor": "none"}, "extended_thinking": False, "max_tokens": 256})
+        "routing": {"optimize": "cost", "model_pool": ["beta-70b", "alpha-7b"], "quality_floor": "none"},
+        "extended_thinking": False, "max_tokens": 256})
     make_routing_decision(log, chain_attempted=["simulated/beta-70b", "simulated/alpha-7b"], attempts=attempts)
     text = _text(analyst.get(f"/portal/logs/{log.request_id}/"))
     assert "Beta 70B simulated/beta-70b timeout Alpha 7B simulated/alpha-7b served" in text
@@ -61,7 +62,8 @@ def test_detail_shows_chain_attempts_policy_and_what_was_asked(analyst: Client, 
     assert "2 Alpha 7B simulated/alpha-7b served 200 240" in text
     assert "Strict (key) objective: cost" in text
     assert "Ignored (would have widened the policy) routing.quality_floor: none is looser than the policy's standard" in text
-    assert "optimize cost quality_floor none" in text
+    # The routing object as sent, its pool by model name (the id beside it), never a list of raw ids.
+    assert "optimize cost model_pool Beta 70B (beta-70b), Alpha 7B (alpha-7b) quality_floor none" in text
     assert "extended_thinking False max_tokens 256" in text
 
 

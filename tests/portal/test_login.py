@@ -152,3 +152,30 @@ def test_secure_session_cookie_is_sent_secure(acme: Organization, settings) -> N
     response = _login(Client(), "ada", PASSWORD)
     cookie = response.cookies["sessionid"]
     assert cookie["secure"] is True and cookie["httponly"] is True and cookie["samesite"] == "Lax"
+
+
+def test_every_portal_url_refuses_a_post_without_its_csrf_token(acme: Organization) -> None:
+    # Every route, not a list of the forms known today: a form added later without CSRF protection fails here.
+    from django.urls import reverse
+
+    from inferbase.portal import urls as portal_urls
+    from routing.models import PolicyVersion, RoutingPolicy
+
+    from .conftest import make_api_key, make_project
+
+    project = make_project(acme)
+    key = make_api_key(project)
+    policy = RoutingPolicy.objects.create(organization=acme, name="P")
+    PolicyVersion.objects.create(policy=policy, number=1, fields={"name": "P"})
+    args = {"log_detail": ["req-0000000000000000"], "policy_detail": [policy.pk], "policy_edit": [policy.pk],
+            "policy_restore": [policy.pk, 1], "key_edit": [key.pk], "key_revoke": [key.pk], "model": ["alpha-7b"],
+            "budget_edit": ["project", project.pk]}
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_user(acme, "admin"))
+    for pattern in portal_urls.urlpatterns:
+        url = reverse(f"portal:{pattern.name}", args=args.get(pattern.name, []))
+        assert client.post(url, {"name": "changed"}).status_code == 403, url
+    key.refresh_from_db()
+    policy.refresh_from_db()
+    assert key.revoked_at is None and key.name != "changed" and policy.versions.count() == 1
+    assert client.get("/portal/logs/").status_code == 200  # the session was never ended by the logout URL

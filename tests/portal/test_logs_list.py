@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC
 
 import pytest
 from django.test import Client
@@ -35,6 +36,30 @@ def test_logs_list_shows_the_newest_first_with_names(analyst: Client, key) -> No
     assert "web" in body and "frontend (inf_" in body  # project and key names
     assert "$1.234567" in body and 'title="1234567 micro-dollars"' in body
     assert "77 reasoning" in body and "ttft 88 ms" in body
+
+
+def test_a_logs_row_shows_every_column_the_issue_names(analyst: Client, key) -> None:  # type: ignore[no-untyped-def]
+    log = make_request_log(key, model_requested="beta-70b", model_served="alpha-7b", task="maths", complexity="hard",
+                           thinking="on", status_code=200, final_disposition="served", stream=True,
+                           prompt_tokens=1200, completion_tokens=340, reasoning_tokens=90, cached_tokens=800,
+                           cost_micros=4321, latency_ms=1500, ttft_ms=320)
+    body = analyst.get("/portal/logs/").content.decode()
+    row = re.search(rf'<tr[^>]*data-request-id="{log.request_id}">(.*?)</tr>', body, re.S)
+    assert row is not None
+    cells = [" ".join(re.sub(r"<[^>]+>", " ", cell).split()) for cell in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                                                    row.group(1), re.S)]
+    assert cells == [
+        log.created_at.astimezone(UTC).strftime("%b %-d, %H:%M:%S"),  # time
+        log.request_id,
+        f"web frontend ({key.prefix}…)",  # project, key
+        "Alpha 7B asked Beta 70B",  # model served, model requested: names
+        "maths hard · thinking on",  # task, complexity, thinking
+        "served 200",  # disposition, status
+        "yes",  # streamed
+        "1200 → 340 90 reasoning · 800 cached",  # tokens, reasoning and cached too
+        "$0.004321 4321 µ$",  # cost_micros
+        "1500 ms ttft 320 ms",  # latency, ttft
+    ]
 
 
 def test_logs_list_is_empty_with_a_hint(analyst: Client) -> None:

@@ -5,20 +5,25 @@ organization's policy is a 404."""
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
 from inferbase.accounts.models import Organization
+from inferbase.portal.policy_form import PolicyForm
+from observability.models import RequestLog, RoutingDecision
 from routing.models import PolicyVersion, RoutingPolicy
+from routing.policies import POLICY_FIELDS
 from routing.services import catalog_load
 from routing.snapshot import VERSION_KEY
 
-from .conftest import make_api_key, make_project, make_request_log, make_routing_decision, make_user
+from .conftest import at, make_api_key, make_project, make_request_log, make_routing_decision, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +61,17 @@ def test_admin_creates_a_policy_from_model_names_as_version_1(admin: Client, acm
     assert acme.default_policy_id == policy.pk
     detail = admin.get(response["Location"]).content.decode()
     assert "Alpha 7B" in detail and "Version 1" in detail and "<li>the organization's default</li>" in detail
+
+
+def test_the_policy_form_has_a_field_for_everything_the_engine_reads(db: None) -> None:
+    form = PolicyForm(_form(allowed_providers=["groq"], data_regions=["eu"], floor_maths="strict"),
+                      models=[("alpha-7b", "Alpha 7B"), ("beta-70b", "Beta 70B")], providers=["groq"],
+                      regions=["eu"], projects={}, keys={}, taken_names=set())
+    assert form.is_valid(), form.errors
+    fields = form.policy_fields()
+    assert set(fields) == set(POLICY_FIELDS)  # a field the form lacked would be missing here
+    assert fields["allowed_providers"] == ["groq"] and fields["data_regions"] == ["eu"]
+    assert fields["quality_floor_by_task"] == {"maths": "strict"}
 
 
 def test_a_policy_made_outside_the_portal_shows_with_no_history_yet(analyst: Client, acme: Organization) -> None:
@@ -97,9 +113,14 @@ def test_every_edit_is_a_new_version_shown_as_a_diff(admin: Client, acme: Organi
         (2, ""), (1, "as it was before its first portal edit")]
     body = admin.get(f"/portal/policies/{policy.pk}/").content.decode()
     history = body[body.index('id="policy-history"'):]
+    newest = policy.versions.first()
+    assert f"{newest.created_at:%Y-%m-%d %H:%M:%S} UTC · ada" in history  # when, and who
     assert re.search(r'<code>objective</code>: <span class="before">balanced</span> → <span class="after">cost</span>',
                      history)
-    assert re.search(r'<code>pool</code>: <span class="before">\[&#x27;alpha-7b&#x27;\]</span> → ', history)
+    # The pool by model name (with the id beside it), never a list of raw ids.
+    assert ('<code>pool</code>: <span class="before">Alpha 7B (alpha-7b)</span> → '
+            '<span class="after">Alpha 7B (alpha-7b), Beta 70B (beta-70b)</span>') in history
+    assert "[&#x27;" not in history
     # Saving the same fields again records nothing new.
     admin.post(f"/portal/policies/{policy.pk}/edit/", _form(name="Acme policy", objective="cost"))
     assert policy.versions.count() == 2
@@ -169,8 +190,26 @@ def catalog(db: None) -> None:
                  evidence_path=Path(settings.INFERBASE_EVIDENCE_PATH))
 
 
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record (and refuse) any outbound connection: every upstream call goes through httpx, over a socket."""
+    attempts: list[str] = []
+
+    def refuse(what: str):  # type: ignore[no-untyped-def]
+        def call(*args: Any, **kwargs: Any) -> None:
+            attempts.append(what)
+            raise OSError(f"the test forbids {what}")
+        return call
+
+    monkeypatch.setattr(httpx.Client, "send", refuse("httpx.Client.send"))
+    monkeypatch.setattr(httpx.AsyncClient, "send", refuse("httpx.AsyncClient.send"))
+    monkeypatch.setattr(socket.socket, "connect", refuse("socket.connect"))
+    return attempts
+
+
 def test_dry_run_replays_logged_requests_under_the_edit_without_saving(admin: Client, acme: Organization,
-                                                                       globex: Organization, catalog: None) -> None:
+                                                                       globex: Organization, catalog: None,
+                                                                       no_network: list[str]) -> None:
     policy = _policy(acme, objective="quality", pool=[CHEAP, DEAR])
     key = make_api_key(make_project(acme))
     for _ in range(3):
@@ -189,8 +228,51 @@ def test_dry_run_replays_logged_requests_under_the_edit_without_saving(admin: Cl
     assert re.search(r"<td>Claude Sonnet 4.5</td><td>Llama 3.1 8B Instruct</td><td class=\"num\">3</td>", changes)
     difference = int(re.search(r'id="dry-run-cost-difference">\+?(-?\d+)<', body).group(1))
     assert difference < 0  # cheaper: the stored estimates were 100 each, now far less
+    # Side by side: the pick, its estimated cost and expected wait, then (as stored) and now.
+    side = body[body.index('id="dry-run-rows"'):]
+    pairs = re.findall(rf'<td title="{DEAR}">Claude Sonnet 4.5</td><td class="num">100</td><td class="num">900 ms</td>\s*'
+                       rf'<td title="{CHEAP}">Llama 3.1 8B Instruct</td><td class="num">(\d+)</td>'
+                       r'<td class="num">(\d+) ms</td>', side)
+    assert len(pairs) == 3 and all(int(cost) < 100 for cost, _ in pairs)
+    assert sum(int(cost) for cost, _ in pairs) - 300 == difference
+    assert no_network == []  # no upstream called
     policy.refresh_from_db()
     assert policy.objective == "quality" and policy.versions.count() == 0  # nothing saved
+    assert RequestLog.objects.count() == 4  # and nothing logged
+
+
+def test_dry_run_replays_the_last_500_requests_when_n_is_left_empty(admin: Client, acme: Organization,
+                                                                    catalog: None) -> None:
+    policy = _policy(acme, pool=[CHEAP, DEAR])
+    page = admin.get(f"/portal/policies/{policy.pk}/edit/").content.decode()
+    assert re.search(r'<input type="number" name="dry_run_requests" value="500"', page)
+    key = make_api_key(make_project(acme))
+    logs = RequestLog.objects.bulk_create([RequestLog(
+        request_id=f"req-{n:016x}", created_at=at(n), organization_id=acme.pk, project_id=key.project_id,
+        api_key_id=key.pk, model_requested="auto", model_served=DEAR, status_code=200, final_disposition="served",
+        prompt_tokens=800, task="chat", complexity="standard") for n in range(501)])
+    RoutingDecision.objects.bulk_create([RoutingDecision(
+        request_id=log.request_id, organization_id=acme.pk, created_at=log.created_at,
+        routing={"model": DEAR, "alternatives": [{"model": DEAR, "expected_cost_micros": 100}]}) for log in logs])
+    response = admin.post(f"/portal/policies/{policy.pk}/edit/", _form(
+        name="Acme policy", pool=[CHEAP, DEAR], objective="cost", action="dry_run", dry_run_requests=""))
+    assert response.status_code == 200 and b"Dry-run: 500 logged requests" in response.content
+
+
+def test_dry_run_over_a_time_range_replays_only_its_requests(admin: Client, acme: Organization,
+                                                             catalog: None) -> None:
+    policy = _policy(acme, pool=[CHEAP, DEAR])
+    key = make_api_key(make_project(acme))
+    logs = {minutes: make_request_log(key, created_at=at(minutes), model_served=DEAR, task="chat",
+                                      complexity="standard") for minutes in (180, 60, 5)}
+    for log in logs.values():
+        make_routing_decision(log)
+    response = admin.post(f"/portal/policies/{policy.pk}/edit/", _form(
+        name="Acme policy", pool=[CHEAP, DEAR], action="dry_run", dry_run_requests="500",
+        dry_run_since=at(120).strftime("%Y-%m-%dT%H:%M"), dry_run_until=at(30).strftime("%Y-%m-%dT%H:%M")))
+    body = response.content.decode()
+    assert response.status_code == 200 and "Dry-run: 1 logged request<" in body
+    assert re.findall(r'<tr data-request-id="(req-[0-9a-f]+)"', body) == [logs[60].request_id]
 
 
 def test_dry_run_over_an_empty_range_says_so(admin: Client, acme: Organization, catalog: None) -> None:
