@@ -88,7 +88,11 @@ def test_missing_or_malformed_messages_are_a_400(http: httpx.Client, body: dict,
 def test_json_object_without_json_in_the_prompt_is_a_400(http: httpx.Client) -> None:
     response = _post(http, {"model": "auto", "messages": MESSAGES, "response_format": {"type": "json_object"}})
     assert response.status_code == 400
-    assert "json" in _error(response)["message"].lower()
+    error = _error(response)
+    assert error["param"] == "messages"
+    # As at OpenAI, and it says how to fix it: ask for JSON in a message, or send json_schema.
+    assert "must contain the word 'json'" in error["message"]
+    assert "Answer in JSON." in error["message"] and "'json_schema'" in error["message"]
 
 
 def test_invalid_json_body_is_a_400(http: httpx.Client) -> None:
