@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import httpx
 import pytest
 
@@ -185,6 +187,10 @@ def test_models_retrieve_returns_the_list_entry(live: LiveGateway, sdk) -> None:
     assert {k: v for k, v in model.model_dump(exclude_none=True).items() if k != "evidence"} == listed[
         "meta-llama-3.3-70b"]
     assert set(model.model_extra["evidence"]) == {"routes", "benchmarks"}  # see tests/api/test_model_evidence.py
+    # OpenAI's model object has created: the catalog's release month (2024-12), its first day in Unix seconds.
+    assert model.created == int(datetime(2024, 12, 1, tzinfo=UTC).timestamp())
+    assert all(isinstance(entry["created"], int) for entry in listed.values())
+    assert sdk.models.retrieve("auto").created == 0  # no date applies to auto
     assert sdk.models.retrieve("auto").id == "auto"
     assert sdk.models.retrieve("inferbase/auto").id == "auto"
 
