@@ -30,7 +30,7 @@ def model_list(snapshot: Snapshot, *, policy: PolicySnap | None, project_id: int
         if narrowing is not None and not in_policy_pool(model, narrowing):
             continue
         public_routes = [r for r in snapshot.routes.get(model_id, ()) if snapshot.credential_for(r, None) is not None]
-        entry = {"id": model_id, "object": "model", "owned_by": "inferbase", "name": model.name}
+        entry = {"id": model_id, "object": "model", "created": model.created, "owned_by": "inferbase", "name": model.name}
         if any(r.simulated for r in public_routes) and all(r.simulated for r in public_routes):
             entry["simulated"] = True
         if public_routes:

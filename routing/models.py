@@ -20,6 +20,8 @@ class Model(models.Model):
     variant_label = models.CharField(max_length=64, blank=True, default="")
     name = models.CharField(max_length=128)
     author = models.CharField(max_length=64, blank=True, default="")
+    released = models.DateField(null=True, blank=True, help_text="release month (its first day); GET /models shows "
+                                                                 "it as created")
     supports_tools = models.BooleanField(default=False)
     verified_structured_output = models.BooleanField(default=False)
     supports_vision = models.BooleanField(default=False)

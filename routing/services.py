@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,8 @@ def catalog_load(*, catalog_path: Path, evidence_path: Path | None = None) -> Ca
             catalog_id=m["id"],
             defaults={
                 "base_id": m.get("base_id") or m["id"], "variant_label": m.get("variant_label") or "",
-                "name": m["name"], "author": m.get("author", ""), "supports_tools": bool(caps.get("tools")),
+                "name": m["name"], "author": m.get("author", ""), "released": _released(m.get("released")),
+                "supports_tools": bool(caps.get("tools")),
                 "verified_structured_output": bool(caps.get("structured_output")),
                 "supports_vision": bool(caps.get("vision")), "reasoning": m.get("reasoning", "none"),
                 "typical_reasoning_tokens": int(m.get("typical_reasoning_tokens") or 0),
@@ -108,6 +109,11 @@ def catalog_load(*, catalog_path: Path, evidence_path: Path | None = None) -> Ca
         _evidence_load(json.loads(evidence_path.read_text()), models, providers)
     snapshot_version_bump()
     return CatalogLoadResult(catalog.get("version", ""), len(providers), len(models), route_count)
+
+
+def _released(month: str | None) -> date | None:
+    """Return the first day of a catalog release month ("YYYY-MM"), None without one."""
+    return date.fromisoformat(f"{month}-01") if month else None
 
 
 def _route_upsert(model: Model, provider: Provider, r: dict[str, Any]) -> Route:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -97,6 +98,7 @@ class ModelSnap:
     slow_tier: bool
     benchmarks: dict[str, float]  # task -> 0..1, plus "overall"; may be empty
     unverified: frozenset[str] = frozenset()  # tasks whose score has no source: never called measured
+    created: int = 0  # the release month's first day, Unix seconds (OpenAI's model.created); 0 when not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +237,7 @@ def snapshot_build(
             slow_tier=row.slow_tier,
             benchmarks=benchmarks.get(row.pk, {}),
             unverified=frozenset(unverified.get(row.pk, ())),
+            created=_unix_day(row.released),
         )
     for model_id, model in list(models.items()):
         base = models.get(model.base_id)
@@ -300,6 +303,11 @@ def snapshot_build(
         probe_share=float(settings.INFERBASE_COOLDOWN_PROBE_SHARE),
         explore_share=float(settings.INFERBASE_EXPLORE_SHARE),
     )
+
+
+def _unix_day(day: date | None) -> int:
+    """Return a day's start in Unix seconds (UTC), 0 for none."""
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()) if day is not None else 0
 
 
 def micros_per_mtok(usd_per_mtok: Decimal) -> int:

@@ -49,7 +49,9 @@ async def openapi_view(request: HttpRequest) -> JsonResponse:
     return JsonResponse(openapi_document())
 
 
-AUTO_ENTRY = {"id": "auto", "object": "model", "owned_by": "inferbase", "name": "Inferbase Auto - Smart Routing"}
+# created: OpenAI's model object has one; 0 says no date applies (auto is not a model release).
+AUTO_ENTRY = {"id": "auto", "object": "model", "created": 0, "owned_by": "inferbase",
+              "name": "Inferbase Auto - Smart Routing"}
 
 
 async def _model_entries(request: HttpRequest) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections.abc import Mapping
@@ -120,20 +121,53 @@ def _resolve(schema: Mapping[str, Any], root: _Root) -> Mapping[str, Any]:
 
 
 def _number_bounds(schema: Mapping[str, Any], integer: bool) -> tuple[float, float]:
-    low = schema.get("minimum")
-    high = schema.get("maximum")
+    """Return the inclusive range a number may take: minimum/maximum, exclusive bounds in either draft's form
+    (2020-12's numbers, draft 4's booleans beside minimum/maximum), 1 to 100 when unbounded; whole numbers
+    inside the bounds for an integer."""
     step = 1 if integer else 0.01
-    if schema.get("exclusiveMinimum") is not None:
-        low = schema["exclusiveMinimum"] + step
-    if schema.get("exclusiveMaximum") is not None:
-        high = schema["exclusiveMaximum"] - step
+    low, high = _bound(schema, "minimum", "exclusiveMinimum", step), _bound(schema, "maximum", "exclusiveMaximum", -step)
+    if integer:
+        low = None if low is None else math.ceil(low)
+        high = None if high is None else math.floor(high)
     if low is None and high is None:
-        return 1, 100
-    if low is None:
+        low, high = 1, 100
+    elif low is None:
         low = min(1, high)
-    if high is None:
+    elif high is None:
         high = max(low, 100) if low < 100 else low + 100
     return low, max(low, high)
+
+
+def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, step: float) -> float | None:
+    bound = _number(schema.get(inclusive))
+    other = schema.get(exclusive)
+    if other is True and bound is not None:  # draft 4: the bound itself is excluded
+        return bound + step
+    other = _number(other)
+    if other is None:
+        return bound
+    other += step
+    if bound is None:
+        return other
+    return max(bound, other) if step > 0 else min(bound, other)
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _number_in(schema: Mapping[str, Any], rng: random.Random, integer: bool) -> int | float:
+    """Return a small number within the schema's bounds, a multiple of its multipleOf when it has one."""
+    low, high = _number_bounds(schema, integer)
+    multiple = _number(schema.get("multipleOf"))
+    if multiple and multiple > 0:
+        first, last = math.ceil(low / multiple), math.floor(high / multiple)
+        # No multiple in the small default range: the first one above the lower bound.
+        value = rng.randint(first, last) * multiple if first <= last else first * multiple
+        return int(value) if integer else round(value, 10)
+    if integer:
+        return rng.randint(int(low), int(high))
+    return min(max(round(rng.uniform(low, high), 2), low), high)
 
 
 def _value_for(schema: Mapping[str, Any], root: _Root, depth: int) -> Any:
@@ -169,12 +203,8 @@ def _value_for(schema: Mapping[str, Any], root: _Root, depth: int) -> Any:
         if not isinstance(items, Mapping) or depth > 6:
             return []
         return [_value_for(items, root, depth + 1) for _ in range(rng.randint(max(low, 1) if high else 0, high))]
-    if kind == "integer":
-        low, high = _number_bounds(schema, integer=True)
-        return rng.randint(int(low), int(high))
-    if kind == "number":
-        low, high = _number_bounds(schema, integer=False)
-        return round(rng.uniform(low, high), 2)
+    if kind in ("integer", "number"):
+        return _number_in(schema, rng, integer=kind == "integer")
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":

@@ -104,7 +104,8 @@ def test_models_served_only_by_a_project_key_are_appended_for_that_project(setti
     snap = _snapshot_load("v")
     assert "company-llama" not in [m["id"] for m in model_list(snap, policy=None, project_id=None)]
     mine = model_list(snap, policy=None, project_id=created.api_key.project_id)
-    assert mine[-1] == {"id": "company-llama", "object": "model", "owned_by": "project", "name": "company-llama"}
+    assert mine[-1] == {"id": "company-llama", "object": "model", "created": 0, "owned_by": "project",
+                        "name": "company-llama"}
 
 
 def test_bootstrap_is_idempotent_and_reuses_the_demo_key(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import httpx
 import pytest
 
@@ -88,7 +90,11 @@ def test_missing_or_malformed_messages_are_a_400(http: httpx.Client, body: dict,
 def test_json_object_without_json_in_the_prompt_is_a_400(http: httpx.Client) -> None:
     response = _post(http, {"model": "auto", "messages": MESSAGES, "response_format": {"type": "json_object"}})
     assert response.status_code == 400
-    assert "json" in _error(response)["message"].lower()
+    error = _error(response)
+    assert error["param"] == "messages"
+    # As at OpenAI, and it says how to fix it: ask for JSON in a message, or send json_schema.
+    assert "must contain the word 'json'" in error["message"]
+    assert "Answer in JSON." in error["message"] and "'json_schema'" in error["message"]
 
 
 def test_invalid_json_body_is_a_400(http: httpx.Client) -> None:
@@ -181,6 +187,10 @@ def test_models_retrieve_returns_the_list_entry(live: LiveGateway, sdk) -> None:
     assert {k: v for k, v in model.model_dump(exclude_none=True).items() if k != "evidence"} == listed[
         "meta-llama-3.3-70b"]
     assert set(model.model_extra["evidence"]) == {"routes", "benchmarks"}  # see tests/api/test_model_evidence.py
+    # OpenAI's model object has created: the catalog's release month (2024-12), its first day in Unix seconds.
+    assert model.created == int(datetime(2024, 12, 1, tzinfo=UTC).timestamp())
+    assert all(isinstance(entry["created"], int) for entry in listed.values())
+    assert sdk.models.retrieve("auto").created == 0  # no date applies to auto
     assert sdk.models.retrieve("auto").id == "auto"
     assert sdk.models.retrieve("inferbase/auto").id == "auto"
 

@@ -53,6 +53,18 @@ test("streamText's textStream loop, with usage counted once", async () => {
   assert.deepEqual(tokens(await result.usage), tokens(whole.usage));
 });
 
+test("streamText without includeUsage (the provider's default): the same loop, the same text", async () => {
+  const plain = createOpenAICompatible({ name: "inferbase", baseURL: BASE_URL, apiKey: API_KEY });
+  const whole = await generateText({ model: plain(MODEL), prompt: PROMPT, maxRetries: 0 });
+  const errors = [];
+  const result = streamText({ model: plain(MODEL), prompt: PROMPT, maxRetries: 0, onError: ({ error }) => errors.push(error) });
+  let text = "";
+  for await (const textPart of result.textStream) text += textPart;
+  assert.deepEqual(errors, []);
+  assert.equal(text, whole.text);
+  assert.match((await result.response).id, REQUEST_ID);
+});
+
 test("tool round trip", async () => {
   const messages = [{ role: "user", content: WEATHER_PROMPT }];
   const first = await generateText({
@@ -109,4 +121,5 @@ test("chain failing before the first token is an APICallError 502 (streamed, onE
   assert.equal(errors.length, 1);
   assert.ok(APICallError.isInstance(errors[0]), `expected an APICallError, got ${JSON.stringify(errors[0])}`);
   assert.equal(errors[0].statusCode, CHAIN_FAILED_STATUS);
+  assert.match(errors[0].responseHeaders["x-request-id"] ?? "", REQUEST_ID);
 });

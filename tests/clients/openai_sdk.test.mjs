@@ -120,7 +120,11 @@ test("structured output with parse and zodResponseFormat", async () => {
 
 test("models.retrieve", async () => {
   assert.equal((await client.models.retrieve("auto")).id, "auto");
-  assert.equal((await client.models.retrieve(MODEL)).id, MODEL);
+  const model = await client.models.retrieve(MODEL);
+  assert.equal(model.id, MODEL);
+  assert.equal(model.object, "model");
+  assert.ok(Number.isInteger(model.created) && model.created > 0, "OpenAI's shape: id, object, created, owned_by");
+  assert.ok(model.owned_by);
   await rejectsWith(client.models.retrieve(UNKNOWN_MODEL), OpenAI.NotFoundError, 404);
 });
 

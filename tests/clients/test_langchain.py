@@ -95,10 +95,15 @@ def test_tool_round_trip(tool_choice: str) -> None:
     assert answer.tool_calls == []
 
 
-@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
-def test_with_structured_output(method: str) -> None:
+# json_mode sends json_object and leaves the shape to the prompt, so the prompt gives an example.
+JSON_MODE_PROMPT = f'{CITY_PROMPT} Answer in JSON like {{"name": "Paris", "country": "France", "population": 2100000}}.'
+
+
+@pytest.mark.parametrize(("method", "prompt"), [("json_schema", CITY_PROMPT), ("function_calling", CITY_PROMPT),
+                                                ("json_mode", JSON_MODE_PROMPT)])
+def test_with_structured_output(method: str, prompt: str) -> None:
     structured = chat("auto").with_structured_output(City, method=method, include_raw=True)
-    result = structured.invoke(CITY_PROMPT)
+    result = structured.invoke(prompt)
     assert result["parsing_error"] is None
     city = result["parsed"]
     assert isinstance(city, City) and city.name and city.country

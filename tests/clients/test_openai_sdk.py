@@ -133,7 +133,9 @@ def test_structured_output_parse(client: openai.OpenAI) -> None:
 
 def test_models_retrieve(client: openai.OpenAI) -> None:
     assert client.models.retrieve("auto").id == "auto"
-    assert client.models.retrieve(MODEL).id == MODEL
+    model = client.models.retrieve(MODEL)
+    assert model.id == MODEL and model.object == "model" and model.owned_by
+    assert isinstance(model.created, int) and model.created > 0  # OpenAI's shape: id, object, created, owned_by
     with pytest.raises(openai.NotFoundError):
         client.models.retrieve(UNKNOWN_MODEL)
 

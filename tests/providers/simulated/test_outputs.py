@@ -128,11 +128,19 @@ async def test_model_without_vision_refuses_images(client: httpx.AsyncClient) ->
     ({"type": "function", "function": {"name": "get_weather"}}, "get_weather"),
 ])
 async def test_forced_tool_choice_answers_with_a_call(client: httpx.AsyncClient, choice: Any, name: str) -> None:
+    import jsonschema
+
     data = (await chat(client, messages=user("what's the weather in Oslo?"), tools=TOOLS, tool_choice=choice)).json()
     assert data["choices"][0]["finish_reason"] == "tool_calls"
-    assert data["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == name
+    call = data["choices"][0]["message"]["tool_calls"][0]["function"]
+    assert call["name"] == name
+    parameters = next(t["function"]["parameters"] for t in TOOLS if t["function"]["name"] == name)
+    jsonschema.validate(orjson.loads(call["arguments"]), parameters)
     streamed = await chat_chunks(client, messages=user("weather?"), tools=TOOLS, tool_choice=choice)
     assert streamed[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    arguments = "".join(call["function"].get("arguments") or "" for chunk in streamed[:-1]
+                        for call in chunk["choices"][0]["delta"].get("tool_calls") or ())
+    jsonschema.validate(orjson.loads(arguments), parameters)
 
 
 async def test_auto_tool_choice_answers_with_text(client: httpx.AsyncClient) -> None:
@@ -199,3 +207,34 @@ async def test_json_object_answers_in_the_shape_the_prompt_gives(client: httpx.A
     doc = orjson.loads(data["choices"][0]["message"]["content"])
     assert set(doc) == {"city", "population", "capital"}
     assert isinstance(doc["population"], int) and isinstance(doc["capital"], bool)
+
+
+# Bounds as other generators write them: draft 4's boolean exclusive bounds (older tools and hand-written
+# schemas), fractional bounds on an integer, both an inclusive and an exclusive bound, multipleOf.
+BOUNDS = {
+    "type": "object",
+    "properties": {
+        "draft4": {"type": "integer", "minimum": 10, "maximum": 13, "exclusiveMinimum": True, "exclusiveMaximum": True},
+        "draft4_number": {"type": "number", "minimum": 5, "maximum": 6, "exclusiveMinimum": True},
+        "fractional": {"type": "integer", "minimum": 0.5, "maximum": 2.5},
+        "both": {"type": "integer", "minimum": 50, "exclusiveMinimum": 0},
+        "step": {"type": "integer", "minimum": 1, "maximum": 100, "multipleOf": 25},
+        "price": {"type": "number", "minimum": 0, "multipleOf": 0.25},
+        "tiny": {"type": "number", "minimum": 0.001, "maximum": 0.004},
+    },
+    "required": ["draft4", "draft4_number", "fractional", "both", "step", "price", "tiny"],
+}
+
+
+async def test_json_schema_answer_respects_every_form_of_numeric_bound(client: httpx.AsyncClient) -> None:
+    from jsonschema import Draft4Validator, Draft202012Validator
+
+    draft4 = {key: value for key, value in BOUNDS["properties"].items() if key.startswith("draft4")}
+    fmt = {"type": "json_schema", "json_schema": {"name": "b", "schema": BOUNDS}}
+    for i in range(20):
+        data = (await chat(client, messages=user(f"bounds {i}"), response_format=fmt)).json()
+        doc = orjson.loads(data["choices"][0]["message"]["content"])
+        Draft4Validator({"type": "object", "properties": draft4}).validate(doc)
+        rest = {**BOUNDS, "properties": {k: v for k, v in BOUNDS["properties"].items() if k not in draft4}}
+        Draft202012Validator(rest).validate(doc)
+        assert doc["draft4"] in (11, 12) and 5 < doc["draft4_number"] <= 6
