@@ -4,7 +4,10 @@ settled to what each request cost."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -95,3 +98,40 @@ def test_the_month_is_settled_to_what_each_request_cost(live: LiveGateway) -> No
             return done
 
         poll(settled, timeout=20)
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"),
+                    reason="needs REDIS_URL: the budget counters shared in Redis (CI's second run)")
+def test_200_concurrent_requests_near_the_budget_never_spend_past_it(live: LiveGateway) -> None:
+    # One request under a budget that is out of reach shows what a request of this shape reserves.
+    with _client(live, _limited_key(live, budget=1_000_000_000)) as http:
+        probe = poll(lambda: "x-inferbase-budget-remaining-micros" in (r := http.post("/chat/completions", json=ASK))
+                     .headers and r, timeout=20)
+        reserved = 1_000_000_000 - int(probe.headers["x-inferbase-budget-remaining-micros"])
+    budget = 30 * reserved  # 200 requests at once: about 30 fit, whatever each then costs
+    key = _limited_key(live, budget=budget)
+    with _client(live, key) as http:
+        first = poll(lambda: "x-inferbase-budget-remaining-micros" in (r := http.post("/chat/completions", json=ASK))
+                     .headers and r, timeout=20)
+        assert first.status_code == 200
+    spent = [int(first.headers["x-inferbase-cost-micros"])]
+
+    async def all_at_once() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=live.api, headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                                     limits=httpx.Limits(max_connections=200)) as client:
+            return await asyncio.gather(*(client.post("/chat/completions", json=ASK) for _ in range(200)))
+
+    responses = asyncio.run(all_at_once())
+    assert {r.status_code for r in responses} <= {200, 429}
+    admitted = [r for r in responses if r.status_code == 200]
+    refused = [r for r in responses if r.status_code == 429]
+    assert admitted and refused  # near the limit: some fitted, the rest were refused before any upstream call
+    assert {r.json()["error"]["code"] for r in refused} == {"budget_exceeded"}
+    spent += [int(r.headers["x-inferbase-cost-micros"]) for r in admitted]
+    assert 0 < sum(spent) <= budget
+    # What Usage counts for the organization (every request it made) is the same figure, within the budget.
+    today = datetime.now(UTC).date()
+    query = f"/usage?from={(today - timedelta(days=1)).isoformat()}&to={(today + timedelta(days=1)).isoformat()}"
+    with _client(live, key) as http:
+        usage = poll(lambda: (u := http.get(query).json())["totals"]["requests"] == 201 and u, timeout=30)
+    assert usage["totals"]["cost_micros"] == sum(spent) <= budget
