@@ -92,7 +92,7 @@ class CheckLine:
     where: str
     action: str
     count: int
-    kinds: str  # "email 1, card 1"
+    kinds: str  # "card 1, email 1", by name (PostgreSQL's jsonb keeps no order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +189,7 @@ def _standings(routing: dict[str, Any], served_id: str, names: Names) -> list[St
 
 def _checks(results: list[dict[str, Any]]) -> list[CheckLine]:
     return [CheckLine(str(r.get("check", "")), str(r.get("where", "")), str(r.get("action", "")), int(r.get("count", 0)),
-                      ", ".join(f"{kind} {n}" for kind, n in (r.get("kinds") or {}).items()))
+                      ", ".join(f"{kind} {n}" for kind, n in sorted((r.get("kinds") or {}).items())))
             for r in results]
 
 

@@ -105,7 +105,7 @@ def test_detail_shows_each_guardrail_check_and_what_the_cost_is_made_of(analyst:
     log = make_request_log(key, cost_micros=593, guardrails=guardrails, cost_breakdown=breakdown)
     make_routing_decision(log)
     text = _text(analyst.get(f"/portal/logs/{log.request_id}/"))
-    assert "pii on the input redact 2 found: email 1, card 1" in text
+    assert "pii on the input redact 2 found: card 1, email 1" in text
     assert "secrets on the output flag nothing found" in text
     assert "Provider price $0.000495 2 billed calls: reask, served" in text
     assert "Markup $0.000028 5.50%" in text
