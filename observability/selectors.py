@@ -28,7 +28,7 @@ LOG_LIST_FIELDS = (
 )
 LOG_EXPORT_FIELDS = (*LOG_LIST_FIELDS, "route_served", "finish_reason", "dropped_params", "client_disconnected")
 LOG_DETAIL_FIELDS = (*LOG_LIST_FIELDS, "route_served", "finish_reason", "attempts", "dropped_params",
-                     "client_disconnected", "structured_output_repair", "requested")
+                     "client_disconnected", "structured_output_repair", "requested", "guardrails", "cost_breakdown")
 
 
 def decision_shown(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,18 +45,19 @@ class RecordStore:
         """Persist a batch of records and its route samples, adding the logs stored now to the usage rollups in
         the same transaction (a replayed batch counts nothing twice, a failed one nothing at all); then, committed,
         delete their entries from Usage's pending set and the shared copies of their decisions (the rows now
-        answer), publish their rows to the portal's live tail (unless INFERBASE_LIVE_TAIL is off) and store the
-        route samples (unless INFERBASE_ROUTE_SAMPLES is off), count it in the metrics, then mark the last use
-        of the keys not marked this minute."""
+        answer), publish their rows to the portal's live tail (unless INFERBASE_LIVE_TAIL is off), count it in
+        the metrics, then mark the last use of the keys not marked this minute. The route samples of the logs
+        stored now (unless INFERBASE_ROUTE_SAMPLES is off) go in the same transaction as the logs."""
         with transaction.atomic():
             stored = records_store(records)
             usage_rollup_add(stored)
+            if self._route_samples:  # the samples of the logs stored now: a replayed batch adds none twice
+                route_samples_store(route_samples_from(records if len(stored) == len(records)
+                                                       else _of(records, stored)))
         if self._usage_pending is not None:
             self._usage_pending.forget(record["log"] for record in records)
         if self._live_tail:
             live_tail_publish(stored)  # hands the rows to the event loop; never waits
-        if self._route_samples:
-            route_samples_store(route_samples_from(records))
         self._decisions.forget([record["decision"]["request_id"] for record in records if record.get("decision")])
         self._key_use_mark(records)
         # Counted once the whole batch is stored: a batch retried after a failed write is counted when it lands.
@@ -78,3 +79,9 @@ class RecordStore:
         if len(written) > self._prune_at:
             for key_id in [k for k, at in written.items() if now - at >= LAST_USED_RESOLUTION_S]:
                 del written[key_id]
+
+
+def _of(records: list[dict[str, Any]], stored: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return the records whose logs are among those stored."""
+    ids = {log["request_id"] for log in stored}
+    return [record for record in records if record["log"]["request_id"] in ids]

@@ -87,6 +87,23 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckLine:
+    check: str
+    where: str
+    action: str
+    count: int
+    kinds: str  # "card 1, email 1", by name (PostgreSQL's jsonb keeps no order)
+
+
+@dataclass(frozen=True, slots=True)
+class ChargeLine:
+    label: str
+    cost: str  # dollars, exact to the micro-dollar
+    micros: int
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class DecisionPage:
     row: LogRow
     log: dict[str, Any]
@@ -108,6 +125,8 @@ class DecisionPage:
     decision: dict[str, Any] | None
     dropped_params: list[str] = field(default_factory=list)
     dropped_pool: list[str] = field(default_factory=list)
+    checks: list[CheckLine] = field(default_factory=list)
+    charges: list[ChargeLine] = field(default_factory=list)
 
 
 def in_order(values: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
@@ -176,6 +195,39 @@ def _standings(routing: dict[str, Any], served_id: str, names: Names) -> list[St
     return out
 
 
+def _checks(results: list[dict[str, Any]]) -> list[CheckLine]:
+    return [CheckLine(str(r.get("check", "")), str(r.get("where", "")), str(r.get("action", "")), int(r.get("count", 0)),
+                      ", ".join(f"{kind} {n}" for kind, n in sorted((r.get("kinds") or {}).items())))
+            for r in results]
+
+
+def _percent_of_bps(bps: int) -> str:
+    return f"{bps // 100}.{bps % 100:02d}%"
+
+
+def _charges(breakdown: dict[str, Any]) -> list[ChargeLine]:
+    """Return the log's cost breakdown as lines that add up to its cost_micros (waivers shown, not added)."""
+    if not breakdown:
+        return []
+    attempts = breakdown.get("attempts") or []
+    reasons = ", ".join(f"{a.get('reason', '')}{' (own provider key)' if a.get('own_key') else ''}" for a in attempts)
+    calls = f"{len(attempts)} billed call{'' if len(attempts) == 1 else 's'}: {reasons}" if attempts else "no billed call"
+    provider, markup = int(breakdown.get("provider_micros", 0)), int(breakdown.get("markup_micros", 0))
+    lines = [ChargeLine("Provider price", dollars(provider), provider, calls),
+             ChargeLine("Markup", dollars(markup), markup, _percent_of_bps(int(breakdown.get("markup_bps", 0))))]
+    for check in breakdown.get("guardrails") or []:
+        price = int(check.get("price_micros", 0))
+        lines.append(ChargeLine(f"Check {check.get('check', '')} on the {check.get('where', '')}", dollars(price),
+                                price, ""))
+    for waiver in breakdown.get("waived") or []:
+        micros = int(waiver.get("micros", 0))
+        lines.append(ChargeLine(f"Waived by {waiver.get('rule', '')}", dollars(micros), micros,
+                                str(waiver.get("waived", ""))))
+    total = int(breakdown.get("cost_micros", 0))
+    lines.append(ChargeLine("Total", dollars(total), total, ""))
+    return lines
+
+
 def decision_page(record: LogRecord, names: Names) -> DecisionPage:
     """Return everything the detail page shows for one request."""
     log, decision = record.log, record.decision
@@ -204,4 +256,6 @@ def decision_page(record: LogRecord, names: Names) -> DecisionPage:
         decision=decision,
         dropped_params=list(log.get("dropped_params") or []),
         dropped_pool=[names.model(model_id) for model_id in routing.get("dropped_pool_ids") or []],
+        checks=_checks(list(log.get("guardrails") or [])),
+        charges=_charges(dict(log.get("cost_breakdown") or {})),
     )

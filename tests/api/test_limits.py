@@ -4,7 +4,10 @@ settled to what each request cost."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -95,3 +98,47 @@ def test_the_month_is_settled_to_what_each_request_cost(live: LiveGateway) -> No
             return done
 
         poll(settled, timeout=20)
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"),
+                    reason="needs REDIS_URL: the budget counters shared in Redis (CI's second run)")
+def test_200_concurrent_requests_near_the_budget_never_spend_past_it(live: LiveGateway) -> None:
+    # One request under a budget that is out of reach shows what a request of this shape reserves.
+    with _client(live, _limited_key(live, budget=1_000_000_000)) as http:
+        probe = poll(lambda: "x-inferbase-budget-remaining-micros" in (r := http.post("/chat/completions", json=ASK))
+                     .headers and r, timeout=20)
+        reserved = 1_000_000_000 - int(probe.headers["x-inferbase-budget-remaining-micros"])
+    budget = 30 * reserved  # 200 requests at once: about 30 fit, whatever each then costs
+    key = _limited_key(live, budget=budget)
+    spent: list[int] = []  # every request's cost_micros, those served before the gateway had the budget too
+
+    def budgeted(http: httpx.Client) -> bool:
+        response = http.post("/chat/completions", json=ASK)
+        assert response.status_code == 200
+        spent.append(int(response.headers["x-inferbase-cost-micros"]))
+        return "x-inferbase-budget-remaining-micros" in response.headers
+
+    with _client(live, key) as http:
+        poll(lambda: budgeted(http), timeout=20)
+
+    async def all_at_once() -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=live.api, headers={"Authorization": f"Bearer {key}"}, timeout=120,
+                                     limits=httpx.Limits(max_connections=200)) as client:
+            return await asyncio.gather(*(client.post("/chat/completions", json=ASK) for _ in range(200)))
+
+    responses = asyncio.run(all_at_once())
+    admitted = [r for r in responses if r.status_code == 200]
+    refused = [r for r in responses if r.status_code != 200]
+    assert admitted and refused  # near the limit: some fitted, the rest were refused before any upstream call
+    # Over the budget; or, on a machine too loaded to admit the whole burst within INFERBASE_LIMITS_TIMEOUT_MS
+    # (the wait includes the event loop's queue), refused as the counters could not be read in time: never served.
+    codes = [(r.status_code, r.json()["error"]["code"]) for r in refused]
+    assert set(codes) <= {(429, "budget_exceeded"), (503, "limits_unavailable")}
+    assert (429, "budget_exceeded") in codes
+    spent += [int(r.headers["x-inferbase-cost-micros"]) for r in admitted]
+    assert 0 < sum(spent) <= budget
+    # What Usage counts for the organization once every record is written is the same figure, within the budget.
+    today = datetime.now(UTC).date()
+    query = f"/usage?from={(today - timedelta(days=1)).isoformat()}&to={(today + timedelta(days=1)).isoformat()}"
+    with _client(live, key) as http:
+        poll(lambda: http.get(query).json()["totals"]["cost_micros"] == sum(spent), timeout=30)

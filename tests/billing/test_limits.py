@@ -231,6 +231,20 @@ async def test_200_concurrent_reservations_near_the_budget_never_end_above_it() 
     assert spent == sum(admitted) <= budget
 
 
+@needs_redis
+async def test_a_burst_of_200_admissions_on_one_event_loop_is_counted_not_refused() -> None:
+    # One gateway process takes a burst of requests at once: each admission waits for one of the store's few
+    # connections (within its timeout) rather than failing as "limits unavailable" (a 503 when failing closed).
+    store = RedisCounterStore(REDIS_URL, timeout_s=1.0)
+    limiter = Limiter(store, prefix=f"test-{uuid.uuid4().hex[:8]}", fail_open=False)
+    try:
+        verdicts = await asyncio.gather(*(limiter.admit(_admission(ScopeLimits(Scope.PROJECT, 5, requests_per_minute=150)))
+                                          for _ in range(200)))
+    finally:
+        await store.aclose()
+    assert sum(v.admitted for v in verdicts) == 150  # counted in Redis, in full: the rest over the limit
+
+
 async def test_200_concurrent_reservations_in_memory_never_end_above_the_budget() -> None:
     store = MemoryCounterStore()
     limiter = Limiter(store, prefix="mem", fail_open=False)

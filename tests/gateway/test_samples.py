@@ -62,3 +62,17 @@ def test_the_writer_stores_the_samples_with_the_logs() -> None:
     rows = list(RouteSample.objects.order_by("route_id").values_list("route_id", "outcome", "first_token_ms",
                                                                      "output_tokens"))
     assert rows == [("groq/a", "timeout", None, None), ("together/a", "served", 90, 40)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replayed_batch_stores_its_samples_once() -> None:
+    store = AppState.from_settings().record_store
+    batch = [_record([{"route": "groq/a", "outcome": "timeout", "ms": 15000},
+                      {"route": "together/a", "outcome": "served", "ms": 800, "first_token_ms": 90}]),
+             _record([{"route": "together/a", "outcome": "served", "ms": 700, "first_token_ms": 80}])]
+    store(batch)
+    # Written again, as the spool replays a batch (or the writer retries one whose write failed past its commit),
+    # with a record not stored before: only that one adds its sample.
+    store([*batch, _record([{"route": "groq/a", "outcome": "served", "ms": 500, "first_token_ms": 60}])])
+    rows = sorted(RouteSample.objects.values_list("route_id", "outcome"))
+    assert rows == [("groq/a", "served"), ("groq/a", "timeout"), ("together/a", "served"), ("together/a", "served")]

@@ -91,3 +91,39 @@ def test_detail_of_a_request_that_never_reached_routing(analyst: Client, key) ->
 def test_detail_of_an_unknown_request_is_a_404(analyst: Client) -> None:
     response = analyst.get("/portal/logs/req-0000000000000000/")
     assert response.status_code == 404 and b"No request req-0000000000000000" in response.content
+
+
+def test_detail_shows_each_guardrail_check_and_what_the_cost_is_made_of(analyst: Client, key) -> None:  # type: ignore[no-untyped-def]
+    guardrails = [{"check": "pii", "where": "input", "action": "redact", "count": 2, "kinds": {"email": 1, "card": 1}},
+                  {"check": "secrets", "where": "output", "action": "flag", "count": 0, "kinds": {}}]
+    breakdown = {"attempts": [{"route": "simulated/alpha-7b", "model": "alpha-7b", "reason": "reask", "own_key": False,
+                               "provider_picos": 200_000_000},
+                              {"route": "simulated/alpha-7b", "model": "alpha-7b", "reason": "served", "own_key": False,
+                               "provider_picos": 295_300_000}],
+                 "provider_picos": 495_300_000, "provider_micros": 495, "markup_bps": 550, "markup_micros": 28,
+                 "guardrails": [{"check": "pii", "where": "input", "price_micros": 50},
+                                {"check": "secrets", "where": "output", "price_micros": 20}],
+                 "guardrail_micros": 70, "waived": [], "cost_micros": 593}
+    log = make_request_log(key, cost_micros=593, guardrails=guardrails, cost_breakdown=breakdown)
+    make_routing_decision(log)
+    text = _text(analyst.get(f"/portal/logs/{log.request_id}/"))
+    assert "pii on the input redact 2 found: card 1, email 1" in text
+    assert "secrets on the output flag nothing found" in text
+    assert "Provider price $0.000495 2 billed calls: reask, served" in text
+    assert "Markup $0.000028 5.50%" in text
+    assert "Check pii on the input $0.000050" in text
+    assert "Check secrets on the output $0.000020" in text
+    assert "Total $0.000593" in text
+
+
+def test_detail_names_the_rule_that_waived_the_price(analyst: Client, key) -> None:  # type: ignore[no-untyped-def]
+    breakdown = {"attempts": [{"route": "simulated/alpha-7b", "model": "alpha-7b", "reason": "served", "own_key": False,
+                               "provider_picos": 495_300_000}],
+                 "provider_picos": 495_300_000, "provider_micros": 0, "markup_bps": 500, "markup_micros": 0,
+                 "guardrails": [], "guardrail_micros": 0,
+                 "waived": [{"rule": "free_plan", "waived": "provider price, markup and guardrail checks", "micros": 520}],
+                 "cost_micros": 0}
+    log = make_request_log(key, cost_micros=0, cost_breakdown=breakdown)
+    text = _text(analyst.get(f"/portal/logs/{log.request_id}/"))
+    assert "Waived by free_plan $0.000520 provider price, markup and guardrail checks" in text
+    assert "Guardrail checks" not in text  # none ran: no section

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -125,3 +128,49 @@ def test_the_refresh_loads_the_configured_feeds_in_order(catalog: None, settings
     assert [(load.feed, load.applied) for load in loads] == [(str(EXAMPLE), True)]
     assert BenchmarkFeedLoad.objects.get().version == "example-2026.11.30-1"
     assert not _score("meta-llama-3.1-8b", "overall").verified
+
+
+@pytest.fixture
+def feed_server() -> Iterator[tuple[str, dict[str, bytes]]]:
+    """A local HTTP server answering GET /<name> with the bytes put in its dict, 404 otherwise."""
+    served: dict[str, bytes] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body = served.get(self.path.lstrip("/"))
+            self.send_response(404 if body is None else 200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body or b'{"error": "not found"}')
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (http.server's signature)
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", served
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_feed_served_over_http_is_applied_and_a_failing_url_is_reported(
+        catalog: None, feed_server: tuple[str, dict[str, bytes]]) -> None:
+    base, served = feed_server
+    served["feed.json"] = json.dumps(_feed({"meta-llama-3.3-70b": {"coding": {"score": 0.43, "source": "lb"}}},
+                                           version="http-feed-1")).encode()
+    before = cache.get(VERSION_KEY)
+    load = benchmark_feed_load(feed=f"{base}/feed.json")
+    assert load is not None and load.applied and load.version == "http-feed-1"
+    assert _score("meta-llama-3.3-70b", "coding").score == 0.43
+    assert cache.get(VERSION_KEY) != before
+
+    version = cache.get(VERSION_KEY)
+    missing = benchmark_feed_load(feed=f"{base}/gone.json")
+    assert missing is not None and not missing.applied
+    assert missing.errors[0].startswith("HTTPStatusError") and "404" in missing.errors[0]
+    assert _score("meta-llama-3.3-70b", "coding").score == 0.43 and cache.get(VERSION_KEY) == version
