@@ -37,6 +37,10 @@ class Background:
         return len(self._tasks)
 
 
+POOL_CONNECTIONS = 16  # per event loop; a GET or SET takes well under a millisecond
+TIMEOUT_S = 0.25  # the longest a shared-cache call waits for Redis, then it is a miss
+
+
 class SharedRedis:
     """This process's way to Redis for the shared caches: one async client per event loop (none without a
     URL), and the background writes it runs, held until they finish."""
@@ -59,7 +63,13 @@ class SharedRedis:
         if client is None:
             import redis.asyncio as aioredis
 
-            client = aioredis.Redis.from_url(self.url, socket_timeout=0.25, socket_connect_timeout=0.25)
+            # A blocking pool of a few connections: past POOL_CONNECTIONS concurrent calls, a call waits its turn
+            # (at most the socket timeout, then it is a miss). redis-py's default pool opens a connection per
+            # concurrent call and raises past 100, so a burst to one process lost its cached sessions.
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=POOL_CONNECTIONS, timeout=TIMEOUT_S, socket_timeout=TIMEOUT_S,
+                socket_connect_timeout=TIMEOUT_S)
+            client = aioredis.Redis.from_pool(pool)
             self._clients[loop] = client
         return client
 

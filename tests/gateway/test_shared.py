@@ -82,6 +82,26 @@ def test_routing_skips_a_resting_route() -> None:
 
 
 @pytest.mark.skipif(not settings.REDIS_URL, reason="needs REDIS_URL (CI's second run sets it)")
+async def test_a_burst_of_200_reads_in_one_process_finds_every_shared_value() -> None:
+    import asyncio
+    import uuid
+
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    redis = [SharedRedis(settings.REDIS_URL, "t"), SharedRedis(settings.REDIS_URL, "t")]
+    writer = SharedLRU(name, size=500, ttl_seconds=60, redis=redis[0])
+    reader = SharedLRU(name, size=500, ttl_seconds=60, redis=redis[1])  # nothing in its own memory
+    try:
+        for n in range(200):
+            await writer._write(redis[0].client(), f"k{n}", {"n": n})  # awaited: in Redis before the reads
+        # redis-py's default pool raised "Too many connections" past 100 calls at once: those reads were misses.
+        found = await asyncio.gather(*(reader.get(f"k{n}") for n in range(200)))
+        assert found == [{"n": n} for n in range(200)]
+    finally:
+        for each in redis:
+            await each.aclose()
+
+
+@pytest.mark.skipif(not settings.REDIS_URL, reason="needs REDIS_URL (CI's second run sets it)")
 async def test_shared_lru_shares_values_across_processes_through_redis() -> None:
     import asyncio
     import uuid
