@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import re
-import secrets
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -64,6 +64,7 @@ class SharedDecisions:
             weakref.WeakKeyDictionary())
         self._sync_client: Any = None
         self._swept_at = time.monotonic()
+        self._temporaries = itertools.count()  # names of batch files being written (with the pid)
 
     async def put(self, request_id: str, organization_id: int | None, decision: dict[str, Any]) -> None:
         """Copy a decision for every process's GET; returns once it is readable (a failure is logged, and the
@@ -159,18 +160,24 @@ class SharedDecisions:
         return self._dir() / f"{request_id}.json"
 
     def _files_write(self, items: list[tuple[str, bytes]]) -> None:
-        """Write a batch of copies as one file, {request id: copy, ...}, then give it each copy's name with a
-        hard link: a reader sees the whole batch or no file, and one file written per batch instead of one per
-        copy costs a fraction of the system calls (`python -m bench.decision_copy`)."""
-        directory = self._dir()
-        directory.mkdir(parents=True, exist_ok=True)
+        """Write a batch of copies as one file, {request id: copy, ...}, then give it each copy's name (a rename
+        for one copy, a hard link each for more): a reader sees the whole batch or no file, and one file written
+        per batch instead of one per copy costs a fraction of the system calls (`python -m bench.decision_copy`)."""
+        directory = self._directory
         data = b"{" + b",".join(orjson.dumps(request_id) + b":" + copy for request_id, copy in items) + b"}"
-        temporary = f"{directory}/.batch.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        temporary = f"{directory}/.batch.{os.getpid()}.{next(self._temporaries)}.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        except FileNotFoundError:  # the first copy, or the directory was removed since
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, data)
         finally:
             os.close(fd)
+        if len(items) == 1:
+            os.replace(temporary, f"{directory}/{items[0][0]}.json")  # written again (a retried response): replaced
+            return
         try:
             for request_id, _ in items:
                 path = f"{directory}/{request_id}.json"
