@@ -53,27 +53,37 @@ def _child(metric: Any, labels: tuple[str, ...]) -> Any:
 
 
 def metrics_observe(records: list[dict[str, Any]], *, queued: int | None = None) -> None:
-    """Count a stored batch of records; `queued` is what still waits for the writer."""
+    """Count a stored batch of records; `queued` is what still waits for the writer. The counters are added
+    up over the batch and incremented once per label set (each increment takes a lock, and in multiprocess
+    mode writes a file); the histograms observe every record."""
+    counts: dict[tuple[Any, tuple[str, ...]], int] = {}
     for record in records:
         log = record["log"]
         labels = _labels(record)
-        _child(REQUESTS, labels).inc()
+        key = (REQUESTS, labels)
+        counts[key] = counts.get(key, 0) + 1
         if int(log.get("status_code") or 0) >= 400 or log.get("error_code"):
-            _child(ERRORS, labels).inc()
+            key = (ERRORS, labels)
+            counts[key] = counts.get(key, 0) + 1
         failed_over = max(0, len(log.get("attempts") or ()) - 1)
         if failed_over:
-            _child(FALLBACKS, labels).inc(failed_over)
+            key = (FALLBACKS, labels)
+            counts[key] = counts.get(key, 0) + failed_over
         for kind in ("prompt", "completion"):
             tokens = int(log.get(f"{kind}_tokens") or 0)
             if tokens:
-                _child(TOKENS, (*labels, kind)).inc(tokens)
+                key = (TOKENS, (*labels, kind))
+                counts[key] = counts.get(key, 0) + tokens
         if log.get("cost_micros"):
-            _child(COST, labels).inc(int(log["cost_micros"]))
+            key = (COST, labels)
+            counts[key] = counts.get(key, 0) + int(log["cost_micros"])
         timing = (labels[0], labels[1], labels[4])
         if log.get("latency_ms") is not None:
             _child(LATENCY, timing).observe(int(log["latency_ms"]) / 1000)
         if log.get("ttft_ms") is not None:
             _child(TTFT, timing).observe(int(log["ttft_ms"]) / 1000)
+    for (metric, labels), amount in counts.items():
+        _child(metric, labels).inc(amount)
     if queued is not None:
         QUEUE_DEPTH.set(max(0, queued))
 
