@@ -166,7 +166,7 @@ def _decide_pinned(request: RoutingRequest, classification: Classification, poli
         raise trail.failure(f"{model.id} has no servable route: {why}.", status=503, code="no_servable_route")
     # A named model is always used: structured output is forwarded to it as written (and the answer's
     # JSON extracted) even where support is not verified; only auto insists on verified support.
-    fit_request = replace(request, needs_structured_output=False)
+    fit_request = replace(request, needs_structured_output=False) if request.needs_structured_output else request
     candidates, emptied = run_fit_steps(candidates, trail, fit_request, narrowed)
     if emptied == "capability_fit":
         raise trail.failure(f"{model.id} does not support what the request needs "
