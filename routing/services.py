@@ -205,7 +205,7 @@ def route_samples_store(rows: list[dict[str, Any]]) -> None:
     params = [(row["route_id"], adapt(_aware(row["created_at"])), row["outcome"], bool(row["stream"]),
                row["first_token_ms"], row["first_answer_token_ms"], row["end_to_end_ms"], row["output_tokens"])
               for row in rows]
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:  # the writer's transaction, when in one
         cursor.executemany(sql, params)
 
 
