@@ -4,8 +4,8 @@ The log writer commits in batches (INFERBASE_RECORD_LINGER_SECONDS), so a decisi
 moment after the client has its answer. So, before the last byte of a response is sent, the decision,
 shaped as GET /routing-decisions/{id} shows it, is copied to the shared cache: with REDIS_URL one SET,
 awaited on the event loop; without, one file per group of copies under INFERBASE_CACHE_DIR/decisions, written
-in a thread and hard-linked as `<request id>.json` for each copy it holds (other processes on the host share
-that directory, as they share the file cache). The GET reads the row,
+in a thread and named `<request id>.json` for each copy it holds (renamed into place when it holds one,
+hard-linked when more; other processes on the host share that directory, as they share the file cache). The GET reads the row,
 else the copy; the log writer deletes the copy once the row is committed, and a copy whose row never
 comes (a record still spooled, or lost with a crash) expires after INFERBASE_DECISION_COPY_SECONDS.
 """
