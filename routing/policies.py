@@ -46,6 +46,11 @@ def _recorded(fields: dict[str, Any], name: str) -> Any:
     return fields.get(name, _UNRECORDED.get(name))
 
 
+def version_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Return a version's recorded fields, those it predates at their empty value (what restoring it sets)."""
+    return {**_UNRECORDED, **fields}
+
+
 def policy_diff(before: dict[str, Any] | None, after: dict[str, Any]) -> list[FieldChange]:
     """Return the fields that differ between two recorded states, in POLICY_FIELDS order (all of them from None;
     a field a version predates reads as its empty value)."""

@@ -188,3 +188,19 @@ def test_the_dry_run_works_with_guardrails_in_the_edit(admin: Client, acme: Orga
     assert response.status_code == 200 and 'id="dry-run-result"' in response.content.decode()
     policy.refresh_from_db()
     assert policy.guardrails == CONFIG and not policy.versions.exists()
+
+
+def test_restoring_a_version_restores_its_guardrails(admin: Client, acme: Organization, models: None) -> None:
+    policy = _policy(acme)
+    admin.post(f"/portal/policies/{policy.pk}/edit/", {**BASE, "guardrails_input_pii_action": "block"})
+    legacy = policy.versions.get(number=1)
+    legacy.fields.pop("guardrails")  # recorded before guardrails were: reads, and restores, as no checks
+    legacy.save()
+    admin.post(f"/portal/policies/{policy.pk}/edit/", {**BASE, "guardrails_input_secrets_action": "flag"})
+    assert admin.post(f"/portal/policies/{policy.pk}/versions/2/restore/").status_code == 302
+    policy.refresh_from_db()
+    assert policy.guardrails == {"input": [{"check": "pii", "action": "block", "price_micros": 0}], "output": [],
+                                 "blocklist": []}
+    assert admin.post(f"/portal/policies/{policy.pk}/versions/1/restore/").status_code == 302
+    policy.refresh_from_db()
+    assert policy.guardrails == {} and policy.versions.first().number == 5
