@@ -12,8 +12,12 @@ POLICY_FIELDS: tuple[str, ...] = (
     "name", "pool", "allow_variants", "objective", "quality_floor", "quality_floor_by_task",
     "require_pinned_in_pool", "allowed_providers", "data_regions", "first_token_timeout_ms", "total_deadline_ms",
     "chain_length", "max_cost_micros", "structured_output_extraction", "structured_output_reask",
-    "explore_unmeasured", "admit_unmeasured",
+    "explore_unmeasured", "admit_unmeasured", "guardrails",
 )
+
+# A version recorded before a field was versioned lacks it: it is read as the field's empty value (guardrails were
+# edited in the Django admin only then, outside versions).
+_UNRECORDED: dict[str, Any] = {"guardrails": {}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,14 +37,27 @@ def _normal(name: str, value: Any) -> Any:
         return sorted(value or ())
     if name == "quality_floor_by_task":
         return dict(sorted((value or {}).items()))
+    if name == "guardrails":
+        return value or {}
     return value
 
 
+def _recorded(fields: dict[str, Any], name: str) -> Any:
+    return fields.get(name, _UNRECORDED.get(name))
+
+
+def version_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Return a version's recorded fields, those it predates at their empty value (what restoring it sets)."""
+    return {**_UNRECORDED, **fields}
+
+
 def policy_diff(before: dict[str, Any] | None, after: dict[str, Any]) -> list[FieldChange]:
-    """Return the fields that differ between two recorded states, in POLICY_FIELDS order (all of them from None)."""
-    before = before or {}
-    return [FieldChange(name, before.get(name), after.get(name)) for name in POLICY_FIELDS
-            if before.get(name) != after.get(name)]
+    """Return the fields that differ between two recorded states, in POLICY_FIELDS order (all of them from None;
+    a field a version predates reads as its empty value)."""
+    if before is None:
+        return [FieldChange(name, None, after.get(name)) for name in POLICY_FIELDS if after.get(name) is not None]
+    return [FieldChange(name, _recorded(before, name), _recorded(after, name)) for name in POLICY_FIELDS
+            if _recorded(before, name) != _recorded(after, name)]
 
 
 def policy_snap_from_fields(fields: dict[str, Any], *, policy_id: int | None = None,
@@ -66,4 +83,5 @@ def policy_snap_from_fields(fields: dict[str, Any], *, policy_id: int | None = N
         structured_output_reask=bool(fields.get("structured_output_reask", False)),
         explore_unmeasured=bool(fields.get("explore_unmeasured", False)),
         admit_unmeasured=bool(fields.get("admit_unmeasured", False)),
+        guardrails=dict(fields.get("guardrails") or {}),
     )

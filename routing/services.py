@@ -31,7 +31,7 @@ from .models import (
     RouteSample,
     RoutingPolicy,
 )
-from .policies import POLICY_FIELDS, policy_fields
+from .policies import POLICY_FIELDS, policy_diff, policy_fields, version_fields
 from .snapshot import EVIDENCE_REFRESHED_KEY, snapshot_version_bump
 
 SIMULATED = "simulated"
@@ -401,7 +401,7 @@ def routing_policy_save(*, policy: RoutingPolicy, fields: dict[str, Any], author
     for name, value in fields.items():
         setattr(policy, name, value)
     recorded = policy_fields(policy)
-    if last is not None and last.fields == recorded:
+    if last is not None and not policy_diff(last.fields, recorded):
         return None
     policy.save()
     number = 1 if last is None else last.number + 1
@@ -412,5 +412,5 @@ def routing_policy_save(*, policy: RoutingPolicy, fields: dict[str, Any], author
 
 def routing_policy_restore(*, policy: RoutingPolicy, version: PolicyVersion, author: str) -> PolicyVersion | None:
     """Make an earlier version's fields current again, as a new version (None when they already are)."""
-    return routing_policy_save(policy=policy, fields=dict(version.fields), author=author,
+    return routing_policy_save(policy=policy, fields=version_fields(version.fields), author=author,
                                note=f"restored from version {version.number}")

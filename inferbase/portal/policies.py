@@ -19,6 +19,7 @@ from routing.services import routing_policy_restore, routing_policy_save
 
 from .access import portal_view, viewer_of
 from .dryrun import DEFAULT_REQUESTS, DryRunForm, dry_run
+from .guardrail_form import guardrail_changes, guardrail_lines
 from .policy_form import PolicyForm, policy_initial
 from .rows import model_label
 
@@ -37,10 +38,13 @@ def _shown_value(field: str, value: Any, names: dict[str, str]) -> Any:
     return value
 
 
-def shown_change(change: FieldChange, names: dict[str, str]) -> FieldChange:
-    """Return a version's change as its diff shows it: the pool's models by name, lists and mappings as text."""
-    return FieldChange(change.field, _shown_value(change.field, change.before, names),
-                       _shown_value(change.field, change.after, names))
+def shown_changes(change: FieldChange, names: dict[str, str], *, first: bool = False) -> list[FieldChange]:
+    """Return a version's change as its diff shows it: the pool's models by name, lists and mappings as text, the
+    guardrails one line per check that changed."""
+    if change.field == "guardrails":
+        return guardrail_changes(change.before, change.after, first=first)
+    return [FieldChange(change.field, _shown_value(change.field, change.before, names),
+                        _shown_value(change.field, change.after, names))]
 
 
 def _not_found(request: HttpRequest, policy_id: int) -> HttpResponse:
@@ -54,6 +58,7 @@ def _form(viewer: Viewer, data: Any = None, *, policy: RoutingPolicy | None = No
     taken = {p.name for p in routing_policy_list(organization_id=viewer.organization_id)
              if policy is None or p.pk != policy.pk}
     return PolicyForm(data, initial=initial, models=models, providers=providers, regions=regions,
+                      guardrails=policy.guardrails if policy is not None else None,
                       projects=project_names(organization_id=viewer.organization_id),
                       keys=api_key_labels(organization_id=viewer.organization_id), taken_names=taken)
 
@@ -86,14 +91,15 @@ def policy_detail_view(request: HttpRequest, policy_id: int) -> HttpResponse:
     history = []
     for index, version in enumerate(versions):
         older = versions[index + 1] if index + 1 < len(versions) else None
-        changes = [shown_change(change, names) for change in policy_diff(older.fields if older else None,
-                                                                          version.fields)]
+        changes = [shown for change in policy_diff(older.fields if older else None, version.fields)
+                   for shown in shown_changes(change, names, first=older is None)]
         history.append({"version": version, "changes": changes, "first": older is None})
     attached = policy_attachments(organization_id=viewer.organization_id, policy_id=policy.pk)
     projects = project_names(organization_id=viewer.organization_id)
     keys = api_key_labels(organization_id=viewer.organization_id)
     return render(request, "portal/policies/detail.html", {
         "policy": policy, "fields": policy_fields(policy), "history": history,
+        "guardrails": guardrail_lines(policy.guardrails),
         "pool": [(cid, names.get(cid, cid)) for cid in policy.pool or ()],
         "attached": attached, "projects": [projects[pk] for pk in attached.project_ids if pk in projects],
         "keys": [keys[pk] for pk in attached.key_ids if pk in keys],

@@ -10,6 +10,15 @@ from routing.decision import TASKS
 from routing.models import RoutingPolicy
 from routing.policies import POLICY_FIELDS
 
+from .guardrail_form import (
+    BLOCKLIST_FIELD,
+    clean_blocklist,
+    guardrail_fields,
+    guardrail_initial,
+    guardrail_rows,
+    guardrails_clean,
+)
+
 FLOORS = RoutingPolicy.QualityFloor
 MAX_CHAIN = 10  # as the request's own routing.chain_length allows
 FLOOR_HELP = {"none": "no bar", "basic": "a low bar", "standard": "the usual bar", "strict": "a high bar"}
@@ -59,8 +68,10 @@ class PolicyForm(forms.Form):
     applies_to_keys = forms.MultipleChoiceField(required=False, label="Keys", widget=forms.CheckboxSelectMultiple)
 
     def __init__(self, *args: Any, models: list[tuple[str, str]], providers: list[str], regions: list[str],
-                 projects: dict[int, str], keys: dict[int, str], taken_names: set[str], **kwargs: Any) -> None:
+                 projects: dict[int, str], keys: dict[int, str], taken_names: set[str], guardrails: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.current_guardrails = guardrails  # as stored: an unchanged configuration is saved as it was
         self.model_names = dict(models)
         self.fields["pool"].choices = [(cid, f"{name} ({cid})" if name != cid else cid) for cid, name in models]
         self.fields["allowed_providers"].choices = [(slug, slug) for slug in providers]
@@ -72,10 +83,22 @@ class PolicyForm(forms.Form):
             self.fields[f"floor_{task}"] = forms.ChoiceField(
                 required=False, label=task.replace("_", " "),
                 choices=[("", "the policy's floor"), *[(v, f"{v} ({FLOOR_HELP[v]})") for v in FLOORS.values]])
+        self.fields.update(guardrail_fields())
 
     @property
     def floor_fields(self) -> list[forms.BoundField]:
         return [self[f"floor_{task}"] for task in TASKS]
+
+    @property
+    def guardrail_rows(self) -> list[dict[str, Any]]:
+        return guardrail_rows(self)
+
+    @property
+    def blocklist_field(self) -> forms.BoundField:
+        return self[BLOCKLIST_FIELD]
+
+    def clean_guardrails_blocklist(self) -> list[str]:
+        return clean_blocklist(self.cleaned_data.get(BLOCKLIST_FIELD) or "")
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -94,6 +117,9 @@ class PolicyForm(forms.Form):
         if data.get("structured_output_reask") and not data.get("structured_output_extraction"):
             self.add_error("structured_output_reask", "Re-asking needs extraction on: the gateway re-asks only "
                                                       "when extraction finds no JSON in the answer.")
+        guardrails = guardrails_clean(self, data, current=self.current_guardrails)
+        if guardrails is not None:
+            data["guardrails"] = guardrails
         return data
 
     def policy_fields(self) -> dict[str, Any]:
@@ -115,7 +141,8 @@ class PolicyForm(forms.Form):
 def policy_initial(fields: dict[str, Any], *, organization_default: bool = False, project_ids: frozenset[int] = frozenset(),
                    key_ids: frozenset[int] = frozenset()) -> dict[str, Any]:
     """Return the form's initial values for a policy's recorded fields and where it applies."""
-    initial = {name: value for name, value in fields.items() if name != "quality_floor_by_task"}
+    initial = {name: value for name, value in fields.items() if name not in ("quality_floor_by_task", "guardrails")}
+    initial.update(guardrail_initial(fields.get("guardrails")))
     for task, floor in (fields.get("quality_floor_by_task") or {}).items():
         initial[f"floor_{task}"] = floor
     initial["applies_to_organization"] = organization_default

@@ -83,6 +83,11 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     pool.select_by_value(DEAR)
     Select(driver.find_element(By.NAME, "objective")).select_by_value("cost")
     Select(driver.find_element(By.NAME, "quality_floor")).select_by_value("none")
+    # A guardrail check, chosen in the table (no JSON): flag e-mails in the answers at 10 micro-dollars a check.
+    Select(driver.find_element(By.NAME, "guardrails_output_pii_action")).select_by_value("flag")
+    driver.find_element(By.NAME, "guardrails_output_pii_price").send_keys("10")
+    driver.find_element(By.CSS_SELECTOR, "#field-guardrails_output_pii_kinds summary").click()
+    driver.find_element(By.CSS_SELECTOR, '#field-guardrails_output_pii_kinds input[value="email"]').click()
     driver.find_element(By.ID, "dry-run").click()
     _arrive(driver, f"{detail_path}edit/")
     result = driver.find_element(By.ID, "dry-run-result")
@@ -93,6 +98,7 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     # The dry-run kept the edit in the form, unsaved.
     assert sorted(o.get_attribute("value") for o in Select(driver.find_element(By.NAME, "pool")).all_selected_options) \
         == sorted([CHEAP, DEAR])
+    assert Select(driver.find_element(By.NAME, "guardrails_output_pii_action")).first_selected_option.text == "flag"
     _screenshot(driver, "policy-dry-run", whole=True)
 
     driver.find_element(By.ID, "save-policy").click()
@@ -101,6 +107,7 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     newest = driver.find_element(By.CSS_SELECTOR, "#policy-history > li")
     assert newest.get_attribute("data-version") == "2"
     assert "objective: balanced → cost" in newest.text
+    assert "guardrails · output pii: off → flag, 10 µ$ (email)" in newest.text
     _screenshot(driver, "policy", whole=True)
 
     routing = poll(lambda: _routed(live, org["key"]), timeout=10)

@@ -1,6 +1,7 @@
 """The portal served by daphne (the live gateway): a login through the form with its CSRF token, then the CSV
 export streamed over ASGI, holding the organization's requests and no one else's; a policy saved and a key
-revoked in the portal reach every gateway process, with no restart."""
+revoked in the portal reach every gateway process, with no restart; a guardrail check set in the portal's form
+refuses a request."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import httpx
 import pytest
 
 from tests.live import LiveGateway, ServerProcess, poll, start_extra_server
+
+from .html_forms import form_data
 
 PASSWORD = "live portal password"
 
@@ -65,9 +68,9 @@ def second(live: LiveGateway, tmp_path_factory: pytest.TempPathFactory) -> Itera
     server.stop()
 
 
-def _chat(api: str, key: str) -> httpx.Response:
+def _chat(api: str, key: str, content: str = "Say hello") -> httpx.Response:
     return httpx.post(f"{api}/chat/completions", headers={"Authorization": f"Bearer {key}"}, timeout=30, json={
-        "model": "auto", "max_tokens": 200, "messages": [{"role": "user", "content": "Say hello"}]})
+        "model": "auto", "max_tokens": 200, "messages": [{"role": "user", "content": content}]})
 
 
 def _routed_under(api: str, key: str, objective: str) -> dict | None:
@@ -111,3 +114,33 @@ def test_a_policy_saved_and_a_key_revoked_in_the_portal_reach_every_process(live
             poll(lambda api=api: _chat(api, key).status_code == 401, timeout=10)
     finally:
         client.close()
+
+
+def test_an_input_pii_block_saved_in_the_portal_refuses_a_request_with_an_email(live: LiveGateway) -> None:
+    slug = f"guard-{uuid.uuid4().hex[:6]}"
+    policy_name = f"Policy {slug}"
+    key = live.create_key(org=slug, policy=policy_name)  # no guardrail checks yet
+    username = f"admin-{slug}"
+    live.manage("create_portal_user", "--org", slug, "--role", "admin", "--username", username, "--password", PASSWORD)
+    prompt = "Please write to ada@example.com about the launch"
+    assert _chat(live.api, key, prompt).status_code == 200
+    client = _logged_in(live, username)
+    try:
+        listing = client.get("/portal/policies/").text
+        policy_path = re.search(rf'href="(/portal/policies/\d+/)">{re.escape(policy_name)}<', listing).group(1)  # type: ignore[union-attr]
+        data = form_data(client.get(f"{policy_path}edit/").text, "policy-form")  # the form as the page fills it
+        data.update({"guardrails_input_pii_action": ["block"], "guardrails_input_pii_price": ["50"],
+                     "action": ["save"]})
+        saved = client.post(f"{policy_path}edit/", data=data)
+        assert saved.status_code == 302 and saved.headers["location"] == policy_path
+    finally:
+        client.close()
+
+    def refused() -> httpx.Response | None:
+        response = _chat(live.api, key, prompt)
+        return response if response.status_code == 400 else None
+
+    error = poll(refused, timeout=10).json()["error"]
+    assert error["code"] == "guardrail_blocked"
+    assert "guardrail check 'pii' on the input" in error["message"] and "email" in error["message"]
+    assert _chat(live.api, key, "Say hello").status_code == 200  # nothing to find: served

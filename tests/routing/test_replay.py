@@ -82,7 +82,7 @@ def test_policy_snap_from_fields_reads_every_recorded_field() -> None:
               "allowed_providers": ["groq"], "data_regions": ["eu"], "first_token_timeout_ms": 900,
               "total_deadline_ms": 9000, "chain_length": 2, "max_cost_micros": 70,
               "structured_output_extraction": False, "structured_output_reask": True, "explore_unmeasured": True,
-              "admit_unmeasured": True}
+              "admit_unmeasured": True, "guardrails": {"input": [{"check": "pii", "action": "block"}]}}
     assert set(fields) == set(POLICY_FIELDS)
     snap = policy_snap_from_fields(fields, policy_id=3)
     assert snap == make_policy(id=3, name="Strict", source="key", pool=("a",), allow_variants=False, objective="cost",
@@ -90,6 +90,7 @@ def test_policy_snap_from_fields_reads_every_recorded_field() -> None:
                                require_pinned_in_pool=True, allowed_providers=("groq",), data_regions=("eu",),
                                first_token_timeout_ms=900, total_deadline_ms=9000, chain_length=2, max_cost_micros=70,
                                structured_output_extraction=False, structured_output_reask=True,
-                               explore_unmeasured=True, admit_unmeasured=True)
+                               explore_unmeasured=True, admit_unmeasured=True,
+                               guardrails={"input": [{"check": "pii", "action": "block"}]})
 
 
