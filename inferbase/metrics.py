@@ -4,6 +4,8 @@ what is read at scrape time: the evidence's age, the log spool's size, breakers 
 from __future__ import annotations
 
 import asyncio
+import glob
+import os
 import time
 from pathlib import Path
 
@@ -57,10 +59,29 @@ def spool_bytes(directory: Path) -> int:
     return sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
 
 
+class FilesCollector(MultiProcessCollector):
+    """Every process's metrics files, leaving out one that another process is creating this instant.
+
+    prometheus_client creates a process's file and sizes it afterwards, so a scrape can find it at 0 bytes, and
+    its collector then raises (struct.error) and the whole scrape fails (prometheus/client_python#1199). A file
+    shorter than its 8-byte header holds no value yet; the next scrape reads it."""
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        return self.merge([path for path in glob.glob(os.path.join(self._path, "*.db")) if _has_header(path)],
+                          accumulate=True)
+
+
+def _has_header(path: str) -> bool:
+    try:
+        return os.stat(path).st_size >= 8
+    except FileNotFoundError:  # a dead process's live gauges, removed since the glob
+        return False
+
+
 def _exposition(live: CollectorRegistry) -> bytes:
     if settings.PROMETHEUS_MULTIPROC_DIR:
         registry = CollectorRegistry()
-        MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
+        FilesCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
     else:
         registry = REGISTRY
     return generate_latest(registry) + generate_latest(live)

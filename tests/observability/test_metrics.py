@@ -134,3 +134,20 @@ def test_a_process_stopped_with_sigterm_leaves_no_live_gauge_behind(
     poll(lambda: not list(directory.glob(f"gauge_live*_{pid}.db")), timeout=10)
     assert (directory / f"counter_{pid}.db").exists()  # what it served still counts in the totals
     assert _served(_scrape(first.base_url)) >= 1
+
+
+def test_a_scrape_skips_a_metrics_file_another_process_is_creating(tmp_path: Path, settings) -> None:
+    import json
+
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.mmap_dict import MmapedDict
+
+    from inferbase.metrics import _exposition
+
+    written = MmapedDict(str(tmp_path / "counter_101.db"))  # a process that has counted one request
+    written.write_value(json.dumps(["inferbase_t", "inferbase_t_total", {}, "t"]), 1.0, 0.0)
+    written.close()
+    (tmp_path / "counter_102.db").touch()  # another, between creating its file and sizing it
+    settings.PROMETHEUS_MULTIPROC_DIR = str(tmp_path)
+    body = _exposition(CollectorRegistry()).decode()
+    assert "inferbase_t_total 1.0" in body
