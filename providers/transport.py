@@ -223,7 +223,7 @@ async def timed_events(response: httpx.Response | Callable[[], Awaitable[httpx.R
     to its caller without a generator of its own around it (one less layer for every event).
     With `done` (OpenAI's `[DONE]`) the stream must end with it: the rest of the body is drained so
     the connection is reused, and a stream cut before it is malformed. `error_in` names an event that
-    reports an error mid-stream. Errors are UpstreamError only."""
+    reports an error mid-stream (asked only of events with an `error` field). Errors are UpstreamError only."""
     opened = None
     if not isinstance(response, httpx.Response):
         response = opened = await response()
@@ -261,7 +261,7 @@ async def timed_events(response: httpx.Response | Callable[[], Awaitable[httpx.R
                         raise UpstreamMalformed("upstream sent a stream event that is not JSON") from exc
                     if not isinstance(event, dict):
                         raise UpstreamMalformed("upstream sent a stream event that is not an object")
-                    if error_in is not None and (message := error_in(event)) is not None:
+                    if error_in is not None and "error" in event and (message := error_in(event)) is not None:
                         raise UpstreamError(message)
                     if not got_token and carries_token(event):
                         got_token = True

@@ -114,6 +114,52 @@ class ChunkAssembler:
                 self.first_answer_at = now
         return content, reasoning, finish
 
+    def relay(self, chunk: dict[str, Any], choices: list[dict[str, Any]], request_id: str, created: int,
+              model: str) -> tuple[bool, bool, bool]:
+        """`add` a chunk that has choices and, in the same pass, relabel it in place as the stream's own (our
+        id, the catalog model, no usage or system_fingerprint, `finish_reason` on every choice, `reasoning`
+        named `reasoning_content`), ready to be sent: the relay's one call per chunk."""
+        usage = chunk.pop("usage", None)
+        if usage:
+            self.usage = usage
+        chunk["id"] = request_id
+        chunk["object"] = "chat.completion.chunk"
+        chunk["created"] = created
+        chunk["model"] = model
+        chunk.pop("system_fingerprint", None)
+        content = reasoning = finish = False
+        for choice in choices:
+            delta = choice.get("delta")
+            if delta:
+                text = delta.get("content")
+                if text:
+                    self.content.append(text)
+                    content = True
+                if text is None or len(delta) > 1 + ("role" in delta):  # anything besides role and content
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if thought:
+                        self.reasoning.append(thought)
+                        reasoning = True
+                    if "reasoning" in delta and "reasoning_content" not in delta:
+                        delta["reasoning_content"] = delta.pop("reasoning")
+                    if delta.get("refusal"):
+                        self.refusal.append(delta["refusal"])
+                        content = True
+                    calls = delta.get("tool_calls")
+                    if calls:
+                        content = True
+                        self._add_tool_calls(calls)
+            if choice.setdefault("finish_reason", None):
+                self.finish_reason = choice["finish_reason"]
+                finish = True
+        if (content or reasoning) and self.first_answer_at is None:
+            now = time.perf_counter()
+            if self.first_token_at is None:
+                self.first_token_at = now
+            if content:
+                self.first_answer_at = now
+        return content, reasoning, finish
+
     def _add_tool_calls(self, calls: list[dict[str, Any]]) -> None:
         for call in calls:
             index = call.get("index", 0)

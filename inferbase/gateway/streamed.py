@@ -7,13 +7,15 @@ then is answered with its HTTP status, as when not streamed. After that a failur
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from providers.errors import UpstreamError
-from routing.decision import ChainLink
 
 from .assemble import TRUNCATED_HINT, ChunkAssembler
 from .attempt import Attempt
@@ -41,8 +43,10 @@ class StreamOut:
         self._emit = emit
         self._interval = interval
         self._opening = opening
-        self._loop = asyncio.get_running_loop()
-        self._last = self._loop.time()
+        self._loop = loop = asyncio.get_running_loop()
+        # The loop's clock, read on every emit: asyncio's own loops read time.monotonic, called here directly.
+        self._clock = time.monotonic if type(loop).time is asyncio.BaseEventLoop.time else loop.time
+        self._last = loop.time()
         self._handle: asyncio.TimerHandle | None = None
 
     @property
@@ -51,7 +55,7 @@ class StreamOut:
         return not self._opening
 
     def emit(self, data: bytes) -> None:
-        self._last = self._loop.time()
+        self._last = self._clock()
         if self._opening:
             self._emit(self._opening)
             self._opening = b""
@@ -123,21 +127,26 @@ class StreamedAnswer:
 
     async def read(self, attempt: Attempt) -> StreamRead:
         """Relay one attempt; before the first token a failure raises (fallback), after it `BrokeOff`."""
-        ex, emit, link = self._ex, self._out.emit, attempt.link
+        ex, emit = self._ex, self._out.emit
         assembler = ChunkAssembler()
+        relay, dumps, checks = assembler.relay, orjson.dumps, self._checks
+        request_id, created, model = ex.request_id, int(ex.created), attempt.link.model.id
         pending: list[dict[str, Any]] = []
         committed = False
         try:
             async with asyncio.timeout(attempt.budget.attempt_max_s), aclosing(self._source(attempt)) as events:  # type: ignore[type-var]
                 async for chunk in events:
-                    content, reasoning, finish = assembler.add(chunk)
-                    if not chunk.get("choices"):
-                        continue  # the upstream's usage chunk: we send our own usage
-                    out = _chunk_out(ex, link, chunk)
-                    if self._checks is not None and not self._checked(attempt, out):
+                    # One call per chunk: accumulated and relabelled as ours in one pass, then framed here.
+                    choices = chunk.get("choices")
+                    if not choices:  # the upstream's usage chunk: we send our own usage
+                        if chunk.get("usage"):
+                            assembler.usage = chunk["usage"]
+                        continue
+                    content, reasoning, finish = relay(chunk, choices, request_id, created, model)
+                    if checks is not None and not self._checked(attempt, chunk):
                         continue  # its content is held back until the checks can settle it
                     if committed:
-                        emit(sse(out))
+                        emit(b"data: " + dumps(chunk) + b"\n\n")  # events.sse, inline
                         continue
                     if finish and not content and self._hold_reasoning and assembler.reasoning:
                         return StreamRead(None, attempt.started, assembler.usage)  # held reasoning only: a failed attempt
@@ -147,9 +156,9 @@ class StreamedAnswer:
                         for held in pending:
                             emit(sse(held))
                         pending.clear()
-                        emit(sse(out))
+                        emit(sse(chunk))
                     else:
-                        pending.append(out)
+                        pending.append(chunk)
         except (UpstreamError, TimeoutError) as exc:
             if committed:
                 raise BrokeOff(exc) from exc
@@ -223,18 +232,3 @@ class StreamedAnswer:
         await decision_share(self._state, self._ex)
         self._out.emit(SSE_DONE)
 
-
-def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
-    """Relabel an upstream chunk as ours, in place (it was parsed for us): our id, the catalog model."""
-    chunk["id"] = ex.request_id
-    chunk["object"] = "chat.completion.chunk"
-    chunk["created"] = int(ex.created)
-    chunk["model"] = link.model.id
-    chunk.pop("system_fingerprint", None)
-    chunk.pop("usage", None)
-    for choice in chunk["choices"]:
-        choice.setdefault("finish_reason", None)
-        delta = choice.get("delta")
-        if delta and "reasoning" in delta and "reasoning_content" not in delta:
-            delta["reasoning_content"] = delta.pop("reasoning")
-    return chunk
