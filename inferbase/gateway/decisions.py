@@ -62,7 +62,6 @@ class SharedDecisions:
         self._open: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batch] = weakref.WeakKeyDictionary()
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary())
-        self._sync_client: Any = None
         self._swept_at = time.monotonic()
         self._temporaries = itertools.count()  # names of batch files being written (with the pid)
 
@@ -116,7 +115,7 @@ class SharedDecisions:
         if not REQUEST_ID_RE.fullmatch(request_id):
             return None
         try:
-            raw = self._redis_sync().get(self._key(request_id)) if self._redis.url else self._file_read(request_id)
+            raw = self._redis.sync_client().get(self._key(request_id)) if self._redis.url else self._file_read(request_id)
         except Exception:
             logger.warning("decision copy %s: read failed", request_id, exc_info=True)
             return None
@@ -130,7 +129,7 @@ class SharedDecisions:
         try:
             if self._redis.url:
                 if request_ids:
-                    self._redis_sync().delete(*(self._key(r) for r in request_ids))
+                    self._redis.sync_client().delete(*(self._key(r) for r in request_ids))
                 return
             directory = self._dir()
             for request_id in request_ids:
@@ -144,14 +143,6 @@ class SharedDecisions:
 
     def _key(self, request_id: str) -> str:
         return f"{self._redis.prefix}:decision:{request_id}"
-
-    def _redis_sync(self) -> Any:
-        if self._sync_client is None:
-            import redis
-
-            self._sync_client = redis.Redis.from_url(self._redis.url, socket_timeout=0.25,
-                                                     socket_connect_timeout=0.25)
-        return self._sync_client
 
     def _dir(self) -> Path:
         return self._directory

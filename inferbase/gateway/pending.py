@@ -58,7 +58,6 @@ class PendingUsage:
         self._writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[None]] = (
             weakref.WeakKeyDictionary())
         self._down_until = 0.0
-        self._sync_client: Any = None
         self.dropped = 0  # puts dropped (queue full, Redis failing): those requests show when committed
 
     def key(self, organization_id: int, day: date | str) -> str:
@@ -135,7 +134,7 @@ class PendingUsage:
                         if entries is not None and not entries:
                             del self._local[place]
                 return
-            pipe = self._redis_sync().pipeline(transaction=False)
+            pipe = self._redis.sync_client().pipeline(transaction=False)
             for (organization_id, day), request_ids in by_key.items():
                 pipe.hdel(self.key(organization_id, day), *request_ids)
             pipe.execute()
@@ -157,7 +156,7 @@ class PendingUsage:
                 return [log for day in days
                         for at, log in self._local.get((organization_id, day.isoformat()), {}).values() if at >= oldest]
         try:
-            pipe = self._redis_sync().pipeline(transaction=False)
+            pipe = self._redis.sync_client().pipeline(transaction=False)
             for day in days:
                 pipe.hgetall(self.key(organization_id, day))
             hashes = pipe.execute()
@@ -181,13 +180,6 @@ class PendingUsage:
                 self._local[place] = entries
             else:
                 del self._local[place]
-
-    def _redis_sync(self) -> Any:
-        if self._sync_client is None:
-            import redis
-
-            self._sync_client = redis.Redis.from_url(self._redis.url, socket_timeout=0.25, socket_connect_timeout=0.25)
-        return self._sync_client
 
 
 def _days_between(first: date, last: date) -> list[date]:

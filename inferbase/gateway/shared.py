@@ -49,6 +49,7 @@ class SharedRedis:
         self.url = url
         self.prefix = prefix
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self._sync: Any = None
         self.background = background if background is not None else Background()
 
     def client(self) -> Any:
@@ -72,6 +73,17 @@ class SharedRedis:
             client = aioredis.Redis.from_pool(pool)
             self._clients[loop] = client
         return client
+
+    def sync_client(self) -> Any:
+        """Return this process's synchronous Redis client (the log writer's thread, the views), made on first use;
+        None without a URL."""
+        if not self.url:
+            return None
+        if self._sync is None:
+            import redis
+
+            self._sync = redis.Redis.from_url(self.url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S)
+        return self._sync
 
     async def aclose(self) -> None:
         """Close this loop's client (shutdown, tests)."""

@@ -40,7 +40,7 @@ def pending(request: pytest.FixtureRequest) -> Iterator[PendingUsage]:
         pytest.skip("REDIS_URL is not set: the pending set's Redis form is not tested here")
     store = PendingUsage(SharedRedis(url, f"test-{uuid.uuid4().hex[:8]}"), ttl_seconds=60)
     yield store
-    client = store._redis_sync()
+    client = store._redis.sync_client()
     for key in client.scan_iter(f"{store.key(0, TODAY).split(':usage-pending:')[0]}:usage-pending:*"):
         client.delete(key)
     client.close()
