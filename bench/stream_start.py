@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,19 +29,12 @@ import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from tests.live import free_port, start_live_gateway, stop_live_gateway, stop_process  # noqa: E402
+from bench.loadgen import percentile  # noqa: E402
+from tests.live import start_live_gateway, start_simulated, stop_live_gateway  # noqa: E402
 
 CHAT = "/api/v1/inference/chat/completions"
 PINNED = "meta-llama-3.3-70b"
 CONTENT = re.compile(rb'"content": ?"[^"]')  # the first non-empty content delta
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    low = int(k)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
 
 
 def one(client: httpx.Client, url: str, body: dict, headers: dict[str, str]) -> tuple[float, float, float]:
@@ -76,24 +68,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="inferbase-stream-start-") as tmp_name:
         tmp = Path(tmp_name)
-        port = free_port()
-        log = (tmp / "upstream.log").open("wb")
-        upstream = subprocess.Popen([sys.executable, "-m", "providers.simulated", "--host", "127.0.0.1",
-                                     "--port", str(port), "--time-scale", "0"], cwd=REPO, stdout=log,
-                                    stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
+        upstream = start_simulated(tmp)
+        base = upstream.base_url
         gateways = []
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the simulated upstream did not start")
-                time.sleep(0.1)
             common = {"INFERBASE_SIMULATED_URL": base, "INFERBASE_SIMULATED_MOUNT": "false"}
             held = start_live_gateway(tmp, **common)
             gateways.append(held)
@@ -118,8 +96,7 @@ def main() -> None:
         finally:
             for gateway in gateways:
                 stop_live_gateway(gateway)
-            stop_process(upstream)
-            log.close()
+            upstream.stop()
 
     print(f"{args.requests} streamed requests per configuration, one at a time, alternating; upstream first "
           f"chunk after {args.upstream_ttft_ms} ms; early start after {args.early_interval * 1000:.0f} ms")
