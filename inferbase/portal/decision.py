@@ -9,7 +9,7 @@ from typing import Any
 
 from observability.selectors import LogRecord
 
-from .rows import LogRow, Names, dollars, log_row, model_label
+from .rows import LogRow, Names, dollars, log_row, model_labels
 
 # The spec's words for decisiveness_basis and thinking_reason (spec/routing.txt).
 BASIS_MEANING = {
@@ -144,7 +144,7 @@ def _asked_routing(asked: dict[str, Any], names: Names) -> dict[str, Any]:
     """Return the request's routing object as the page shows it: the models of its pool by name."""
     shown = dict(asked)
     if isinstance(shown.get("model_pool"), list):
-        shown["model_pool"] = ", ".join(model_label(cid, names.models) for cid in shown["model_pool"])
+        shown["model_pool"] = model_labels(shown["model_pool"], names.models)
     return shown
 
 

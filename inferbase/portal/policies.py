@@ -21,7 +21,7 @@ from .access import portal_view, viewer_of
 from .dryrun import DEFAULT_REQUESTS, DryRunForm, dry_run
 from .guardrail_form import guardrail_changes, guardrail_lines
 from .policy_form import PolicyForm, policy_initial
-from .rows import model_label
+from .rows import model_labels
 
 # What an empty list or mapping means in a policy's field, as its page says it.
 _EMPTY = {"pool": "the whole catalog", "allowed_providers": "all", "data_regions": "all",
@@ -30,7 +30,7 @@ _EMPTY = {"pool": "the whole catalog", "allowed_providers": "all", "data_regions
 
 def _shown_value(field: str, value: Any, names: dict[str, str]) -> Any:
     if field == "pool" and isinstance(value, list):
-        value = [model_label(cid, names) for cid in value]
+        return model_labels(value, names) or _EMPTY["pool"]
     if isinstance(value, list):
         return ", ".join(str(item) for item in value) or _EMPTY.get(field, "none")
     if isinstance(value, dict):

@@ -37,6 +37,11 @@ def model_label(catalog_id: str, names: dict[str, str]) -> str:
     return catalog_id if name == catalog_id else f"{name} ({catalog_id})"
 
 
+def model_labels(catalog_ids: list[str], names: dict[str, str]) -> str:
+    """Return a list of models as the pages write it: each `model_label`, comma-separated ("" for none)."""
+    return ", ".join(model_label(cid, names) for cid in catalog_ids)
+
+
 def names_for(*, organization_id: int) -> Names:
     """Return the names an organization's pages show (three queries)."""
     return Names(project_names(organization_id=organization_id), api_key_labels(organization_id=organization_id),
