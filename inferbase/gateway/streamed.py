@@ -13,8 +13,6 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from providers.errors import UpstreamError
 
 from .assemble import TRUNCATED_HINT, ChunkAssembler
@@ -129,14 +127,14 @@ class StreamedAnswer:
         """Relay one attempt; before the first token a failure raises (fallback), after it `BrokeOff`."""
         ex, emit = self._ex, self._out.emit
         assembler = ChunkAssembler()
-        relay, dumps, checks = assembler.relay, orjson.dumps, self._checks
+        relay, checks = assembler.relay, self._checks
         request_id, created, model = ex.request_id, int(ex.created), attempt.link.model.id
         pending: list[dict[str, Any]] = []
         committed = False
         try:
             async with asyncio.timeout(attempt.budget.attempt_max_s), aclosing(self._source(attempt)) as events:  # type: ignore[type-var]
                 async for chunk in events:
-                    # One call per chunk: accumulated and relabelled as ours in one pass, then framed here.
+                    # Accumulated and relabelled as ours in one pass, then framed.
                     choices = chunk.get("choices")
                     if not choices:  # the upstream's usage chunk: we send our own usage
                         if chunk.get("usage"):
@@ -146,7 +144,7 @@ class StreamedAnswer:
                     if checks is not None and not self._checked(attempt, chunk):
                         continue  # its content is held back until the checks can settle it
                     if committed:
-                        emit(b"data: " + dumps(chunk) + b"\n\n")  # events.sse, inline
+                        emit(sse(chunk))
                         continue
                     if finish and not content and self._hold_reasoning and assembler.reasoning:
                         return StreamRead(None, attempt.started, assembler.usage)  # held reasoning only: a failed attempt
