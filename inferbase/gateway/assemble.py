@@ -83,28 +83,8 @@ class ChunkAssembler:
         usage = chunk.get("usage")
         if usage:
             self.usage = usage
-        return self._take(chunk.get("choices") or (), relabel=False)
-
-    def relay(self, chunk: dict[str, Any], choices: list[dict[str, Any]], request_id: str, created: int,
-              model: str) -> tuple[bool, bool, bool]:
-        """`add` a chunk that has choices and, in the same pass, relabel it in place as the stream's own (our
-        id, the catalog model, no usage or system_fingerprint, `finish_reason` on every choice, `reasoning`
-        named `reasoning_content`), ready to be sent."""
-        usage = chunk.pop("usage", None)
-        if usage:
-            self.usage = usage
-        chunk["id"] = request_id
-        chunk["object"] = "chat.completion.chunk"
-        chunk["created"] = created
-        chunk["model"] = model
-        chunk.pop("system_fingerprint", None)
-        return self._take(choices, relabel=True)
-
-    def _take(self, choices: Any, *, relabel: bool) -> tuple[bool, bool, bool]:
-        """Accumulate the choices' deltas (relabelled in place when `relabel`); return (content, reasoning,
-        finish) as `add` does."""
         content = reasoning = finish = False
-        for choice in choices:
+        for choice in chunk.get("choices") or ():
             delta = choice.get("delta")
             if delta:
                 text = delta.get("content")
@@ -116,8 +96,6 @@ class ChunkAssembler:
                     if thought:
                         self.reasoning.append(thought)
                         reasoning = True
-                    if relabel and "reasoning" in delta and "reasoning_content" not in delta:
-                        delta["reasoning_content"] = delta.pop("reasoning")
                     if delta.get("refusal"):
                         self.refusal.append(delta["refusal"])
                         content = True
@@ -125,7 +103,7 @@ class ChunkAssembler:
                     if calls:
                         content = True
                         self._add_tool_calls(calls)
-            if (choice.setdefault("finish_reason", None) if relabel else choice.get("finish_reason")):
+            if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
                 finish = True
         if (content or reasoning) and self.first_answer_at is None:

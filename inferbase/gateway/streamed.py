@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from providers.errors import UpstreamError
+from routing.decision import ChainLink
 
 from .assemble import TRUNCATED_HINT, ChunkAssembler
 from .attempt import Attempt
@@ -125,26 +126,21 @@ class StreamedAnswer:
 
     async def read(self, attempt: Attempt) -> StreamRead:
         """Relay one attempt; before the first token a failure raises (fallback), after it `BrokeOff`."""
-        ex, emit = self._ex, self._out.emit
+        ex, emit, link = self._ex, self._out.emit, attempt.link
         assembler = ChunkAssembler()
-        relay, checks = assembler.relay, self._checks
-        request_id, created, model = ex.request_id, int(ex.created), attempt.link.model.id
         pending: list[dict[str, Any]] = []
         committed = False
         try:
             async with asyncio.timeout(attempt.budget.attempt_max_s), aclosing(self._source(attempt)) as events:  # type: ignore[type-var]
                 async for chunk in events:
-                    # Accumulated and relabelled as ours in one pass, then framed.
-                    choices = chunk.get("choices")
-                    if not choices:  # the upstream's usage chunk: we send our own usage
-                        if chunk.get("usage"):
-                            assembler.usage = chunk["usage"]
-                        continue
-                    content, reasoning, finish = relay(chunk, choices, request_id, created, model)
-                    if checks is not None and not self._checked(attempt, chunk):
+                    content, reasoning, finish = assembler.add(chunk)
+                    if not chunk.get("choices"):
+                        continue  # the upstream's usage chunk: we send our own usage
+                    out = _chunk_out(ex, link, chunk)
+                    if self._checks is not None and not self._checked(attempt, out):
                         continue  # its content is held back until the checks can settle it
                     if committed:
-                        emit(sse(chunk))
+                        emit(sse(out))
                         continue
                     if finish and not content and self._hold_reasoning and assembler.reasoning:
                         return StreamRead(None, attempt.started, assembler.usage)  # held reasoning only: a failed attempt
@@ -154,9 +150,9 @@ class StreamedAnswer:
                         for held in pending:
                             emit(sse(held))
                         pending.clear()
-                        emit(sse(chunk))
+                        emit(sse(out))
                     else:
-                        pending.append(chunk)
+                        pending.append(out)
         except (UpstreamError, TimeoutError) as exc:
             if committed:
                 raise BrokeOff(exc) from exc
@@ -230,3 +226,18 @@ class StreamedAnswer:
         await decision_share(self._state, self._ex)
         self._out.emit(SSE_DONE)
 
+
+def _chunk_out(ex: Exchange, link: ChainLink, chunk: dict[str, Any]) -> dict[str, Any]:
+    """Relabel an upstream chunk as ours, in place (it was parsed for us): our id, the catalog model."""
+    chunk["id"] = ex.request_id
+    chunk["object"] = "chat.completion.chunk"
+    chunk["created"] = int(ex.created)
+    chunk["model"] = link.model.id
+    chunk.pop("system_fingerprint", None)
+    chunk.pop("usage", None)
+    for choice in chunk["choices"]:
+        choice.setdefault("finish_reason", None)
+        delta = choice.get("delta")
+        if delta and "reasoning" in delta and "reasoning_content" not in delta:
+            delta["reasoning_content"] = delta.pop("reasoning")
+    return chunk
