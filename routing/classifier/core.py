@@ -107,6 +107,18 @@ def _estimate(window: Window, features: Features, *, has_tools: bool) -> Classif
 _default = Classifier.from_path(WEIGHTS_PATH)
 
 
+def _weights_tag(path: Path) -> bytes:
+    """Return a short digest of a weights file (empty if it cannot be read)."""
+    try:
+        return hashlib.blake2b(path.read_bytes(), digest_size=8).digest()
+    except OSError:
+        return b""
+
+
+# Part of every classification key: retrained weights must not be served the old weights' cached classifications.
+_WEIGHTS_TAG = _weights_tag(WEIGHTS_PATH)
+
+
 def classify(*, system: str, user: str, has_tools: bool = False) -> Classification:
     """Classify a request with the shipped weights (heuristic fallback if they are unavailable)."""
     return _default.classify(system=system, user=user, has_tools=has_tools)
@@ -115,7 +127,7 @@ def classify(*, system: str, user: str, has_tools: bool = False) -> Classificati
 def classification_key(*, system: str, user: str, has_tools: bool) -> str:
     """Return a stable cache key over exactly the inputs classify reads."""
     window = window_of(system=system, user=user)
-    digest = hashlib.blake2b(digest_size=16, person=FEATURE_VERSION.encode())
+    digest = hashlib.blake2b(_WEIGHTS_TAG, digest_size=16, person=FEATURE_VERSION.encode())
     for part in (window.system, window.user):
         encoded = part.encode("utf-8", "surrogatepass")
         digest.update(len(encoded).to_bytes(8, "little"))

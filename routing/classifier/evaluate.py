@@ -4,7 +4,8 @@ Run: python -m routing.classifier.evaluate [--json PATH]      (make eval-routing
 
 Prints, for held-out v2 (data/heldout_v2.jsonl, frozen) and v1 (data/heldout.jsonl): task accuracy,
 per-family accuracy, the task confusion matrix, complexity agreement and the complexity confusion
-matrix; then the cross-validation figures that `train --cv` wrote to cv.json (no retraining here).
+matrix; then the cross-validation figures that `train --cv` wrote to cv.json (folds by prompt) and
+cv_writer.json (`--cv-by writer`: whole writers held out), with no retraining here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ DATA_DIR = Path(__file__).with_name("data")
 HELDOUT_V2_PATH = DATA_DIR / "heldout_v2.jsonl"
 HELDOUT_PATH = DATA_DIR / "heldout.jsonl"
 CV_PATH = Path(__file__).with_name("cv.json")
+CV_WRITER_PATH = Path(__file__).with_name("cv_writer.json")
 
 
 def records_read(path: Path) -> list[dict]:
@@ -42,12 +44,15 @@ def evaluation_run(records: list[dict], classifier: Classifier) -> dict:
     return figures_of(tasks, complexities, estimated)
 
 
-def summary_lines(results: dict[str, dict], cv: dict | None) -> list[str]:
-    """Render a side-by-side summary of the held-out sets and cross-validation."""
+def _cv_name(cv: dict) -> str:
+    """Name a stored cross-validation run by how its folds were made."""
+    return f"cv by {cv.get('by', 'prompt')} (k={cv.get('k')})"
+
+
+def summary_lines(results: dict[str, dict], cvs: list[dict]) -> list[str]:
+    """Render a side-by-side summary of the held-out sets and the cross-validation runs."""
     lines = ["", "== summary", f"{'':<22} {'task':>6} {'complexity':>10}  weakest family"]
-    rows = dict(results)
-    if cv is not None:
-        rows[f"cross-validation (k={cv.get('k')})"] = cv
+    rows = {**results, **{_cv_name(cv): cv for cv in cvs}}
     for name, figures in rows.items():
         family, accuracy = min(figures["per_family_accuracy"].items(), key=lambda item: item[1])
         lines.append(
@@ -67,17 +72,18 @@ def main() -> None:
         "held-out v2": evaluation_run(records_read(HELDOUT_V2_PATH), classifier),
         "held-out v1": evaluation_run(records_read(HELDOUT_PATH), classifier),
     }
-    cv = json.loads(CV_PATH.read_text(encoding="utf-8")) if CV_PATH.exists() else None
+    cvs = [json.loads(path.read_text(encoding="utf-8")) for path in (CV_PATH, CV_WRITER_PATH) if path.exists()]
     lines: list[str] = []
     for name, figures in results.items():
         lines += [*report_lines(figures, name), ""]
-    if cv is None:
+    if not cvs:
         lines.append(f"no cross-validation figures at {CV_PATH} (run: python -m routing.classifier.train --cv 4)")
-    else:
-        lines += report_lines(cv, f"cross-validation, k={cv['k']}, {cv['scored']} hand-written training rows")
-    print("\n".join(lines + summary_lines(results, cv)))
+    for index, cv in enumerate(cvs):
+        title = f"cross-validation by {cv.get('by', 'prompt')}, k={cv['k']}, {cv['scored']} hand-written training rows"
+        lines += [""] * bool(index) + report_lines(cv, title)
+    print("\n".join(lines + summary_lines(results, cvs)))
     if args.json is not None:
-        args.json.write_text(json.dumps({**results, "cv": cv}, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({**results, "cv": cvs}, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import numpy as np
 from routing.classifier.features import FEATURE_VERSION, N_BUCKETS, N_DENSE, Features
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
+UNIT_GAINS = (1.0, 1.0, 1.0, 1.0)
 
 
 class WeightsError(Exception):
@@ -34,17 +35,27 @@ class LinearModel:
     complexities: tuple[str, ...]
     threshold: float
     rule_weight: float = 1.0
+    # Each head's scale of the hashed groups (user words, user chars, instruction span, system).
+    task_gains: tuple[float, ...] = UNIT_GAINS
+    complexity_gains: tuple[float, ...] = UNIT_GAINS
 
     def scores(self, features: Features) -> Scores:
         """Return both heads' probabilities for one request's features."""
         groups = (features.user_words, features.user_chars, features.instruction, features.system)
         sizes = [len(indices) for indices in groups]
         logits = features.dense @ self.dense
-        if sum(sizes):
-            # One gather and one BLAS matrix-vector product: each row is scaled by 1/sqrt(its group size).
-            scale = np.repeat(np.array([size**-0.5 if size else 0.0 for size in sizes], dtype=np.float32), sizes)
-            logits = logits + scale @ self.buckets.take(np.concatenate(groups), axis=0)
         n_tasks = len(self.tasks)
+        if sum(sizes):
+            # One gather and one BLAS product: each row is scaled by its group's gain / sqrt(group size), per head.
+            scale = np.array(
+                [
+                    np.repeat([gain * size**-0.5 if size else 0.0 for gain, size in zip(gains, sizes, strict=True)], sizes)
+                    for gains in (self.task_gains, self.complexity_gains)
+                ],
+                dtype=np.float32,
+            )
+            summed = scale @ self.buckets.take(np.concatenate(groups), axis=0)
+            logits = logits + np.concatenate([summed[0, :n_tasks], summed[1, n_tasks:]])
         return Scores(task=_softmax(logits[:n_tasks]), complexity=_softmax(logits[n_tasks:]))
 
 
@@ -66,6 +77,8 @@ def model_save(model: LinearModel, path: Path) -> None:
         complexities=np.array(model.complexities),
         threshold=np.float32(model.threshold),
         rule_weight=np.float32(model.rule_weight),
+        task_gains=np.array(model.task_gains, dtype=np.float32),
+        complexity_gains=np.array(model.complexity_gains, dtype=np.float32),
         meta=np.array([FEATURE_VERSION, str(N_BUCKETS), str(N_DENSE)]),
     )
 
@@ -88,8 +101,15 @@ def model_load(path: Path) -> LinearModel:
                 complexities=complexities,
                 threshold=float(data["threshold"]),
                 rule_weight=float(data["rule_weight"]),
+                task_gains=_gains(data, "task_gains"),
+                complexity_gains=_gains(data, "complexity_gains"),
             )
     except WeightsError:
         raise
     except (OSError, KeyError, ValueError, IndexError) as exc:
         raise WeightsError(f"cannot load classifier weights from {path}: {exc}") from exc
+
+
+def _gains(data: np.lib.npyio.NpzFile, key: str) -> tuple[float, ...]:
+    """Return a head's group gains from a weights file; files written before gains existed mean unit gains."""
+    return tuple(float(gain) for gain in data[key]) if key in data.files else UNIT_GAINS

@@ -6,10 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from routing.classifier import Classification, Classifier, classification_key, classify, make_data
-from routing.classifier.evaluate import CV_PATH, HELDOUT_PATH, HELDOUT_V2_PATH, evaluation_run
+from routing.classifier.evaluate import CV_PATH, CV_WRITER_PATH, HELDOUT_PATH, HELDOUT_V2_PATH, evaluation_run
 from routing.classifier.evaluate import main as evaluate_main
 from routing.classifier.features import FEATURE_VERSION
 from routing.classifier.linear import WEIGHTS_PATH
@@ -39,11 +40,11 @@ CLEAR_EXAMPLES = [
 ]
 
 
-V2_TASK_FLOOR = 0.85  # shipped 0.877
-V2_FAMILY_FLOOR = 0.72  # shipped weakest: reasoning and writing 0.771
-V2_COMPLEXITY_FLOOR = 0.78  # shipped 0.812
-V1_TASK_FLOOR = 0.94  # shipped 0.949
-V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.778
+V2_TASK_FLOOR = 0.87  # shipped 0.896
+V2_FAMILY_FLOOR = 0.72  # shipped weakest: writing 0.771
+V2_COMPLEXITY_FLOOR = 0.78  # shipped 0.815
+V1_TASK_FLOOR = 0.94  # shipped 0.955
+V1_COMPLEXITY_FLOOR = 0.72  # shipped 0.751
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -156,19 +157,22 @@ def test_classifier_heldout_accuracy_floor():
 
 
 def test_cross_validation_figures_ship_with_the_weights():
-    cv = json.loads(CV_PATH.read_text(encoding="utf-8"))
-    assert cv["feature_version"] == FEATURE_VERSION
-    assert cv["scored"] > 5_000
-    assert set(cv["per_family_accuracy"]) == set(TASKS) - {"tool_use"}
+    for path, by in ((CV_PATH, "prompt"), (CV_WRITER_PATH, "writer")):
+        cv = json.loads(path.read_text(encoding="utf-8"))
+        assert cv["feature_version"] == FEATURE_VERSION
+        assert cv["by"] == by
+        assert cv["scored"] > 5_000
+        assert set(cv["per_family_accuracy"]) == set(TASKS) - {"tool_use"}
 
 
 def test_evaluate_prints_both_heldout_sets_beside_cross_validation(capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["evaluate"])
     evaluate_main()
     out = capsys.readouterr().out
-    for heading in ("== held-out v2", "== held-out v1", "== cross-validation", "== summary"):
+    for heading in ("== held-out v2", "== held-out v1", "== cross-validation by prompt", "== cross-validation by writer"):
         assert heading in out
-    assert out.count("task confusion") == 3 and out.count("complexity confusion") == 3
+    assert "cv by prompt (k=4)" in out.split("== summary")[1] and "cv by writer (k=4)" in out.split("== summary")[1]
+    assert out.count("task confusion") == 4 and out.count("complexity confusion") == 4
 
 
 def test_make_data_skips_and_reports_broken_rows(tmp_path):
@@ -186,3 +190,76 @@ def test_make_data_skips_and_reports_broken_rows(tmp_path):
     assert [problem.split(":")[0:2] for problem in problems] == [
         ["old.txt", "1"], ["v3/d1/chat_01.jsonl", "2"], ["v3/d1/chat_01.jsonl", "3"], ["v3/d1/chat_01.jsonl", "4"]
     ]
+
+
+def _hand(writer: str, number: int) -> dict:
+    origin = f"{writer}/chat_01.jsonl:{number}" if writer != "v1" else f"chat.txt:{number}"
+    return {"user": f"{writer} prompt {number}", "task": "chat", "complexity": "easy", "source": "hand", "origin": origin}
+
+
+def test_writer_folds_hold_out_whole_writers():
+    from routing.classifier.train import writer_folds, writer_of
+
+    sizes = {"v3/d1": 40, "v3/d2": 30, "v4/e1": 20, "v2/a": 12, "v1": 10}
+    records = [_hand(writer, n) for writer, size in sizes.items() for n in range(size)]
+    records += [{"user": f"template {n}", "task": "chat", "complexity": "easy", "source": "template"} for n in range(9)]
+    folds = writer_folds(records, 3)
+    by_writer: dict[str, set[int]] = {}
+    for record, fold in zip(records, folds, strict=True):
+        by_writer.setdefault(writer_of(record), set()).add(int(fold))
+    assert all(len(found) == 1 for writer, found in by_writer.items() if writer != "template")
+    assert {writer_of(record) for record in records} == {*sizes, "template"}
+    # Largest first into the lightest fold: d1 (40); d2 (30) then v1 (40); e1 then a (20 + 12).
+    assert by_writer["v3/d2"] == by_writer["v1"] and by_writer["v4/e1"] == by_writer["v2/a"]
+    assert len({min(by_writer[w]) for w in ("v3/d1", "v3/d2", "v4/e1")}) == 3
+    assert set(folds.tolist()) == {0, 1, 2}
+
+
+def test_group_gains_are_trained_saved_and_scored(tmp_path):
+    from routing.classifier.features import features_of, window_of
+    from routing.classifier.linear import model_load, model_save
+    from routing.classifier.train import model_train
+
+    records = [
+        {"user": f"translate into french: good morning number {n}", "task": "translation", "complexity": "easy"}
+        for n in range(6)
+    ] + [{"user": f"hello friend, how is day {n} going?", "task": "chat", "complexity": "easy"} for n in range(6)]
+    model = model_train(records, epochs=2, task_gains=(1.0, 1.0, 4.0, 0.0), complexity_gains=(1.0, 2.0, 1.0, 1.0))
+    path = tmp_path / "weights.npz"
+    model_save(model, path)
+    loaded = model_load(path)
+    assert (loaded.task_gains, loaded.complexity_gains) == ((1.0, 1.0, 4.0, 0.0), (1.0, 2.0, 1.0, 1.0))
+    features = features_of(window_of(system="be brief", user="translate into french: good night"))
+    for head in ("task", "complexity"):
+        assert getattr(loaded.scores(features), head) == pytest.approx(getattr(model.scores(features), head), rel=1e-2)
+    # Each head's gains are applied when scoring: the same weights score differently without them.
+    plain = type(model)(model.buckets, model.dense, model.tasks, model.complexities, model.threshold, model.rule_weight)
+    assert not np.allclose(plain.scores(features).task, model.scores(features).task)
+    assert not np.allclose(plain.scores(features).complexity, model.scores(features).complexity)
+    assert model.scores(features).task.argmax() == model.tasks.index("translation")
+
+
+def test_weights_without_gains_load_with_unit_gains(tmp_path):
+    from routing.classifier.linear import model_load, model_save
+
+    model = Classifier.from_path(WEIGHTS_PATH).model
+    path = tmp_path / "old.npz"
+    model_save(model, path)
+    with np.load(path) as data:
+        arrays = {key: data[key] for key in data.files if not key.endswith("gains")}
+    np.savez_compressed(path, **arrays)
+    loaded = model_load(path)
+    assert loaded.task_gains == loaded.complexity_gains == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_classification_key_changes_with_the_weights(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Classifications are cached across processes for a day: retrained weights must not be served the old ones'.
+    from routing.classifier import core
+
+    before = classification_key(system="sys", user="hello there", has_tools=False)
+    retrained = tmp_path / "weights.npz"
+    retrained.write_bytes(WEIGHTS_PATH.read_bytes() + b"\0")
+    monkeypatch.setattr(core, "_WEIGHTS_TAG", core._weights_tag(retrained))
+    assert classification_key(system="sys", user="hello there", has_tools=False) != before
+    monkeypatch.setattr(core, "_WEIGHTS_TAG", core._weights_tag(WEIGHTS_PATH))
+    assert classification_key(system="sys", user="hello there", has_tools=False) == before
