@@ -32,7 +32,8 @@ test: install-dev lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # Classifier on held-out v2 and v1 (per family, confusion, complexity) beside the CV figures in
-# routing/classifier/cv.json (written by `python -m routing.classifier.train --cv 4 --cv-out routing/classifier/cv.json`).
+# routing/classifier/cv.json and cv_writer.json (written by `python -m routing.classifier.train --cv 4 --cv-out routing/classifier/cv.json`
+# and `... --cv 4 --cv-by writer --cv-out routing/classifier/cv_writer.json`).
 eval-routing: install
 	$(PY) -m routing.classifier.evaluate
 
