@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def dataset_build(
     *,
     balance: float = BALANCE,
     template_weight: float = TEMPLATE_WEIGHT,
-    gains: tuple[float, ...] = TASK_GAINS,
+    gains: tuple[float, ...],
 ) -> Dataset:
     """Hash every record and compact the used buckets into consecutive columns (each group scaled by its gain)."""
     rows, cols, vals, dense = [], [], [], []
@@ -253,16 +254,15 @@ def writer_folds(records: list[dict], k: int) -> np.ndarray:
     Holding out everything one writer wrote scores the model on a style it never saw, as a held-out set written
     by someone else does; folds by prompt hash let a writer's habits sit on both sides.
     """
-    sizes: dict[str, int] = {}
-    for record in records:
-        sizes[writer_of(record)] = sizes.get(writer_of(record), 0) + 1
+    writers = [writer_of(record) for record in records]
+    sizes = Counter(writers)
     load = [0] * k
     fold_by_writer: dict[str, int] = {}
     for writer in sorted((w for w in sizes if w != "template"), key=lambda w: (-sizes[w], w)):
         fold = min(range(k), key=lambda f: (load[f], f))
         fold_by_writer[writer] = fold
         load[fold] += sizes[writer]
-    return np.array([fold_by_writer.get(writer_of(r), fold_of(r, k)) for r in records])
+    return np.array([fold_by_writer.get(w, fold_of(r, k)) for w, r in zip(writers, records, strict=True)])
 
 
 def cross_validate(records: list[dict], *, k: int, by: str = "prompt", **params: float) -> dict:
@@ -319,6 +319,11 @@ def cross_validate(records: list[dict], *, k: int, by: str = "prompt", **params:
     }
 
 
+def _gains_arg(text: str) -> tuple[float, ...]:
+    """Parse a command line's group gains: words,chars,instruction,system."""
+    return tuple(float(gain) for gain in text.split(","))
+
+
 def main() -> None:
     """Train from train.jsonl and write the weights file, or cross-validate."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -329,9 +334,8 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--balance", type=float, default=BALANCE)
     parser.add_argument("--template-weight", type=float, default=TEMPLATE_WEIGHT)
-    gains = lambda text: tuple(float(g) for g in text.split(","))  # noqa: E731
-    parser.add_argument("--task-gains", type=gains, default=TASK_GAINS, help="words,chars,instruction,system")
-    parser.add_argument("--complexity-gains", type=gains, default=COMPLEXITY_GAINS, help="likewise, for the complexity head")
+    parser.add_argument("--task-gains", type=_gains_arg, default=TASK_GAINS, help="words,chars,instruction,system")
+    parser.add_argument("--complexity-gains", type=_gains_arg, default=COMPLEXITY_GAINS, help="likewise, for the complexity head")
     parser.add_argument("--cv-by", choices=("prompt", "writer"), default="prompt", help="with --cv, fold by prompt hash or hold out whole writers")
     parser.add_argument("--cv-out", type=Path, default=None, help=f"with --cv, write the figures here (ship: {CV_PATH.name}; by writer: cv_writer.json)")
     args = parser.parse_args()
