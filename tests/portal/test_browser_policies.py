@@ -102,7 +102,8 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     _screenshot(driver, "policy-dry-run", whole=True)
 
     driver.find_element(By.ID, "save-policy").click()
-    _arrive(driver, detail_path)
+    # The save redirects from {detail_path}edit/, which also starts with detail_path: wait for the exact page.
+    assert _arrive_at_policy(driver) == detail_path
     assert "Saved" in driver.find_element(By.CSS_SELECTOR, ".messages").text
     newest = driver.find_element(By.CSS_SELECTOR, "#policy-history > li")
     assert newest.get_attribute("data-version") == "2"
