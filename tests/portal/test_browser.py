@@ -101,6 +101,19 @@ def _arrive(driver, path_and_query: str) -> None:  # type: ignore[no-untyped-def
     WebDriverWait(driver, 10, poll_frequency=0.05).until(arrived)
 
 
+def _follow(driver, element) -> None:  # type: ignore[no-untyped-def]
+    """Click a link or submit button that loads a page, and wait (polling, 10 s at most) until the page it was
+    on has gone. A page that posts back to its own URL (a dry-run, a form with errors) passes `_arrive` at once,
+    before the answer has loaded; the old page's going cannot be mistaken."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 10, poll_frequency=0.05).until(expected_conditions.staleness_of(old))
+
+
 def _screenshot(driver, name: str, *, whole: bool = False) -> None:  # type: ignore[no-untyped-def]
     """Save what a 1440x900 laptop screen shows (with `whole`, the whole page) as docs/screenshots/<name>.png."""
     height = driver.execute_script("return document.documentElement.scrollHeight") if whole else 900
@@ -120,7 +133,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
     driver.find_element(By.NAME, "username").send_keys(portal["username"])
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
     _screenshot(driver, "login")
-    driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]"))
     _arrive(driver, "/portal/logs/")
     assert driver.find_element(By.CSS_SELECTOR, ".crumbs").text == "Observability › Logs"
     rows = driver.find_elements(By.CSS_SELECTOR, "#log-rows tr[data-request-id]")
@@ -129,7 +142,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
 
     Select(driver.find_element(By.NAME, "task")).select_by_value("coding")
     Select(driver.find_element(By.NAME, "streamed")).select_by_value("false")
-    driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "#filters button[type=submit]"))
     _arrive(driver, "/portal/logs/?")
     assert "task=coding" in driver.current_url and "streamed=false" in driver.current_url
     shown = [row.get_attribute("data-request-id") for row in
@@ -138,7 +151,7 @@ def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, port
     assert all("coding" in row.text for row in driver.find_elements(By.CSS_SELECTOR, "#log-rows tr[data-request-id]"))
     _screenshot(driver, "logs-filtered")
 
-    driver.find_element(By.LINK_TEXT, portal["coding_id"]).click()
+    _follow(driver, driver.find_element(By.LINK_TEXT, portal["coding_id"]))
     _arrive(driver, f"/portal/logs/{portal['coding_id']}/")
     sentences = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#filter-trail li .sentence")]
     assert sentences == portal["decision"]["filter_trail_text"]
@@ -155,7 +168,7 @@ def test_another_organizations_request_is_not_found(browser, live: LiveGateway, 
     if "/portal/login/" in driver.current_url:  # run alone: log in first
         driver.find_element(By.NAME, "username").send_keys(portal["username"])
         driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
+        _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]"))
         _arrive(driver, f"/portal/logs/{portal['other_id']}/")
     assert driver.find_element(By.TAG_NAME, "h1").text == "Not found"
     assert f"No request {portal['other_id']} in your organization's logs." in driver.page_source.replace("&#x27;", "'")
@@ -173,7 +186,7 @@ def _log_in_as(driver, live: LiveGateway, username: str, path: str) -> None:  # 
     driver.get(f"{live.base_url}{path}")
     driver.find_element(By.NAME, "username").send_keys(username)
     driver.find_element(By.NAME, "password").send_keys(PASSWORD)
-    driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.stacked button[type=submit]"))
     _arrive(driver, path)
 
 
@@ -223,21 +236,21 @@ def test_usage_budgets_and_a_models_evidence(browser, live: LiveGateway, portal:
     assert project in by_project.text
     _screenshot(driver, "usage", whole=True)
 
-    driver.find_element(By.LINK_TEXT, "Budgets and limits").click()
+    _follow(driver, driver.find_element(By.LINK_TEXT, "Budgets and limits"))
     _arrive(driver, "/portal/budgets/")
     row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-scope=project]") if project in r.text)
-    row.find_element(By.LINK_TEXT, "Edit").click()
+    _follow(driver, row.find_element(By.LINK_TEXT, "Edit"))
     _wait(driver, lambda d: d.find_elements(By.NAME, "monthly_budget"))
     budget = driver.find_element(By.NAME, "monthly_budget")
     budget.send_keys("-3")
-    driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]"))
     error = _wait(driver, lambda d: d.find_elements(By.ID, "monthly_budget-error"))
     assert error[0].text == "A budget cannot be negative."
     budget = driver.find_element(By.NAME, "monthly_budget")
     budget.clear()
     budget.send_keys("0.000100")
     driver.find_element(By.NAME, "requests_per_minute").send_keys("600")
-    driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.settings button[type=submit]"))
     _arrive(driver, "/portal/budgets/?saved=project-")
     row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "tr[data-scope=project]") if project in r.text)
     assert "of $0.000100" in row.text and "600" in row.text
@@ -248,7 +261,7 @@ def test_usage_budgets_and_a_models_evidence(browser, live: LiveGateway, portal:
     driver.get(f"{live.base_url}/portal/logs/{portal['coding_id']}/")
     link = driver.find_element(By.CSS_SELECTOR, "a.model-link")
     name = link.text
-    link.click()
+    _follow(driver, link)
     _wait(driver, lambda d: "/portal/models/" in d.current_url)
     assert driver.find_element(By.TAG_NAME, "h1").text == name
     assert driver.find_elements(By.CSS_SELECTOR, "#routes tr[data-route]")

@@ -13,7 +13,7 @@ import pytest
 from tests.live import LiveGateway, poll
 
 from . import test_browser as shared
-from .test_browser import PASSWORD, _arrive, _screenshot
+from .test_browser import PASSWORD, _arrive, _follow, _screenshot
 from .test_browser import _log_in_as as _log_in
 
 browser = shared.browser  # the module's Chromium, and the same skip where none is installed
@@ -72,9 +72,9 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     driver = browser
     _log_in(driver, live, org["admin"], "/portal/policies/")
     assert driver.find_element(By.CSS_SELECTOR, ".crumbs").text == "Routing › Policies"
-    driver.find_element(By.LINK_TEXT, org["policy"]).click()
+    _follow(driver, driver.find_element(By.LINK_TEXT, org["policy"]))
     detail_path = _arrive_at_policy(driver)
-    driver.find_element(By.ID, "edit-policy").click()
+    _follow(driver, driver.find_element(By.ID, "edit-policy"))
     _arrive(driver, f"{detail_path}edit/")
 
     pool = Select(driver.find_element(By.NAME, "pool"))
@@ -88,7 +88,7 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     driver.find_element(By.NAME, "guardrails_output_pii_price").send_keys("10")
     driver.find_element(By.CSS_SELECTOR, "#field-guardrails_output_pii_kinds summary").click()
     driver.find_element(By.CSS_SELECTOR, '#field-guardrails_output_pii_kinds input[value="email"]').click()
-    driver.find_element(By.ID, "dry-run").click()
+    _follow(driver, driver.find_element(By.ID, "dry-run"))
     _arrive(driver, f"{detail_path}edit/")
     result = driver.find_element(By.ID, "dry-run-result")
     assert "Dry-run: 3 logged requests" in result.text
@@ -101,7 +101,7 @@ def test_edit_dry_run_and_save_a_policy_then_a_new_request_is_routed_by_it(brows
     assert Select(driver.find_element(By.NAME, "guardrails_output_pii_action")).first_selected_option.text == "flag"
     _screenshot(driver, "policy-dry-run", whole=True)
 
-    driver.find_element(By.ID, "save-policy").click()
+    _follow(driver, driver.find_element(By.ID, "save-policy"))
     # The save redirects from {detail_path}edit/, which also starts with detail_path: wait for the exact page.
     assert _arrive_at_policy(driver) == detail_path
     assert "Saved" in driver.find_element(By.CSS_SELECTOR, ".messages").text
@@ -126,7 +126,7 @@ def test_an_analyst_reads_the_policy_but_cannot_edit_it(browser, live: LiveGatew
 
     driver = browser
     _log_in(driver, live, org["analyst"], "/portal/policies/")
-    driver.find_element(By.LINK_TEXT, org["policy"]).click()
+    _follow(driver, driver.find_element(By.LINK_TEXT, org["policy"]))
     detail_path = _arrive_at_policy(driver)
     assert driver.find_element(By.ID, "policy-history").is_displayed()
     assert not driver.find_elements(By.ID, "edit-policy")
