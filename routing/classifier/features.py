@@ -17,9 +17,10 @@ CHAR_TAIL_CHARS = 300
 SYSTEM_CHAR_CHARS = 300
 INSTRUCTION_HEAD_CHARS = 240
 INSTRUCTION_TAIL_CHARS = 160
+ASK_CHARS = 200
 SYSTEM_CACHE_SIZE = 256
 N_BUCKETS = 1 << 17
-FEATURE_VERSION = "f3"
+FEATURE_VERSION = "f4"
 
 _MASK = np.uint64(N_BUCKETS - 1)
 _PRIME = 0x100000001B3
@@ -30,6 +31,7 @@ _SALT_SYSTEM = 0x2545F4914F6CDD1D
 _SALT_BIGRAM = 0x5851F42D4C957F2D
 _SALT_INSTRUCTION = 0x7A3B9C1D5E6F0817
 _SALT_CHAR2 = 0x632BE59BD9B4E019
+_SALT_ASK = 0x3C6EF372FE94F82B
 _SPACE = np.array([32], dtype=np.uint64)
 
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF))
@@ -58,6 +60,8 @@ _HEADER_LINE = re.compile(r"(?m)^[^\n:：]{1,24}[:：][ \t]*\S")
 _MONEY = ("$", "€", "£", "¥", "₹", "₽", " usd", " eur", "元", "円", "원")
 _MATHS = ("=", "^", "∫", "∑", "√", "π", "≤", "≥", "±", "\\frac", "\\int")
 _QUOTES = "\"«»“”„「」『』"
+# Where an ask usually ends and included material begins: a line break, a colon before a space, an opening quote.
+_ASK_BREAK = re.compile(r"\n|[:：]\s|[\"«“„「『]")
 N_DENSE = 20
 _DIGITS = str.maketrans("123456789", "000000000")
 
@@ -79,7 +83,13 @@ class Features:
     user_chars: np.ndarray
     instruction: np.ndarray
     system: np.ndarray
+    ask: np.ndarray
     dense: np.ndarray
+
+    def hashed(self) -> tuple[np.ndarray, ...]:
+        """Return the hashed groups in the order group gains are given: user words, user characters,
+        instruction span, system, ask."""
+        return (self.user_words, self.user_chars, self.instruction, self.system, self.ask)
 
 
 def window_of(*, system: str, user: str) -> Window:
@@ -300,6 +310,30 @@ def _instruction(user_points: np.ndarray) -> np.ndarray:
     )
 
 
+def ask_of(user: str) -> str:
+    """Return the user turn's ask segments: its first line up to any colon or opening quote, and (when the
+    turn has several lines) its last line, each at most ASK_CHARS characters.
+
+    The instruction span's fixed character counts take in the start of any material after a short ask
+    ("Summarise this in one sentence: <article>"); cutting at the break keeps only the ask's own words.
+    """
+    head = user[:ASK_CHARS]
+    found = _ASK_BREAK.search(head)
+    first = head[: found.start()] if found else head
+    tail = user.rstrip()[-ASK_CHARS:]
+    cut = tail.rfind("\n")
+    return first if cut < 0 else f"{first}\n{tail[cut + 1 :]}"
+
+
+def _ask(user: str) -> np.ndarray:
+    """Return the bucket indices of the ask segments: words, word pairs and character 2- to 4-grams."""
+    points = _codepoints(ask_of(user))
+    words = _word_hashes(points)
+    return np.concatenate(
+        [_word_ngrams(words, _bigram_hashes(words), _SALT_ASK), _char_ngrams(points, _SALT_ASK, (2, 3, 4))]
+    )
+
+
 def features_of(window: Window) -> Features:
     """Hash a window into sparse bucket indices and dense signals."""
     user_points = _codepoints(window.user)
@@ -316,5 +350,6 @@ def features_of(window: Window) -> Features:
         user_chars=_char_ngrams(char_points, 0),
         instruction=_instruction(user_points),
         system=system,
+        ask=_ask(window.user),
         dense=_dense(window, words, bigrams, folded),
     )

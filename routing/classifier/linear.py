@@ -10,7 +10,7 @@ import numpy as np
 from routing.classifier.features import FEATURE_VERSION, N_BUCKETS, N_DENSE, Features
 
 WEIGHTS_PATH = Path(__file__).with_name("weights.npz")
-UNIT_GAINS = (1.0, 1.0, 1.0, 1.0)
+UNIT_GAINS = (1.0, 1.0, 1.0, 1.0, 1.0)
 
 
 class WeightsError(Exception):
@@ -35,13 +35,13 @@ class LinearModel:
     complexities: tuple[str, ...]
     threshold: float
     rule_weight: float = 1.0
-    # Each head's scale of the hashed groups (user words, user chars, instruction span, system).
+    # Each head's scale of the hashed groups (Features.hashed: user words, user chars, instruction span, system, ask).
     task_gains: tuple[float, ...] = UNIT_GAINS
     complexity_gains: tuple[float, ...] = UNIT_GAINS
 
     def scores(self, features: Features) -> Scores:
         """Return both heads' probabilities for one request's features."""
-        groups = (features.user_words, features.user_chars, features.instruction, features.system)
+        groups = features.hashed()
         sizes = [len(indices) for indices in groups]
         logits = features.dense @ self.dense
         n_tasks = len(self.tasks)
@@ -112,4 +112,9 @@ def model_load(path: Path) -> LinearModel:
 
 def _gains(data: np.lib.npyio.NpzFile, key: str) -> tuple[float, ...]:
     """Return a head's group gains from a weights file; files written before gains existed mean unit gains."""
-    return tuple(float(gain) for gain in data[key]) if key in data.files else UNIT_GAINS
+    if key not in data.files:
+        return UNIT_GAINS
+    gains = tuple(float(gain) for gain in data[key])
+    if len(gains) != len(UNIT_GAINS):
+        raise WeightsError(f"{key} holds {len(gains)} gains for {len(UNIT_GAINS)} feature groups")
+    return gains

@@ -34,11 +34,12 @@ THRESHOLD = 0.6  # 4-fold CV grid on 8,116 hand-written rows: (0.6, 0.5) best in
 RULE_WEIGHT = 0.5  # likewise (1.0 lost 0.005-0.01)
 BALANCE = 1.0  # class-balancing exponent (weight = (mean class count / class count) ** BALANCE); CV: 1.0 ties 0.5 overall, lifts the weakest family
 TEMPLATE_WEIGHT = 1.0  # relative weight of template-generated rows against hand-written ones
-# Scale of each hashed group (user words, user chars, instruction span, system), per head.
+# Scale of each hashed group (Features.hashed: user words, user chars, instruction span, system, ask segments), per head.
 # Writer-held-out CV of the task head on 15,175 rows (docs/classifier.md): instruction span x1 0.817, x2 0.828,
 # x4 0.844 (0.864 with L2 3e-6), x6 0.860, x8 0.856; the complexity head is best at unit gains (0.665 vs 0.650 at x6).
-TASK_GAINS = (1.0, 1.0, 4.0, 1.0)
-COMPLEXITY_GAINS = (1.0, 1.0, 1.0, 1.0)
+# Ask segments on 23,085 rows: task head x0 0.877, x1 0.889, x2 0.897, x3 0.900, x4 0.892; complexity x0 0.681, x1 0.689.
+TASK_GAINS = (1.0, 1.0, 4.0, 1.0, 3.0)
+COMPLEXITY_GAINS = (1.0, 1.0, 1.0, 1.0, 1.0)
 COMPLEXITY_OFFSETS = (-0.25, 0.0, 0.25)  # 4-fold CV grid over (easy, hard) prior shifts: 0.731 -> 0.734
 
 
@@ -84,8 +85,7 @@ def dataset_build(
     rows, cols, vals, dense = [], [], [], []
     for row, record in enumerate(records):
         features = features_of(window_of(system=record.get("system", ""), user=record["user"]))
-        groups = (features.user_words, features.user_chars, features.instruction, features.system)
-        for gain, indices in zip(gains, groups, strict=True):
+        for gain, indices in zip(gains, features.hashed(), strict=True):
             if len(indices) and gain:
                 rows.append(np.full(len(indices), row))
                 cols.append(indices)
@@ -320,7 +320,7 @@ def cross_validate(records: list[dict], *, k: int, by: str = "prompt", **params:
 
 
 def _gains_arg(text: str) -> tuple[float, ...]:
-    """Parse a command line's group gains: words,chars,instruction,system."""
+    """Parse a command line's group gains: words,chars,instruction,system,ask."""
     return tuple(float(gain) for gain in text.split(","))
 
 
@@ -334,7 +334,7 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=L2)
     parser.add_argument("--balance", type=float, default=BALANCE)
     parser.add_argument("--template-weight", type=float, default=TEMPLATE_WEIGHT)
-    parser.add_argument("--task-gains", type=_gains_arg, default=TASK_GAINS, help="words,chars,instruction,system")
+    parser.add_argument("--task-gains", type=_gains_arg, default=TASK_GAINS, help="words,chars,instruction,system,ask")
     parser.add_argument("--complexity-gains", type=_gains_arg, default=COMPLEXITY_GAINS, help="likewise, for the complexity head")
     parser.add_argument("--cv-by", choices=("prompt", "writer"), default="prompt", help="with --cv, fold by prompt hash or hold out whole writers")
     parser.add_argument("--cv-out", type=Path, default=None, help=f"with --cv, write the figures here (ship: {CV_PATH.name}; by writer: cv_writer.json)")

@@ -40,11 +40,11 @@ CLEAR_EXAMPLES = [
 ]
 
 
-V2_TASK_FLOOR = 0.87  # shipped 0.896
-V2_FAMILY_FLOOR = 0.72  # shipped weakest: writing 0.771
-V2_COMPLEXITY_FLOOR = 0.78  # shipped 0.815
+V2_TASK_FLOOR = 0.90  # shipped 0.921
+V2_FAMILY_FLOOR = 0.78  # shipped weakest: writing 0.812
+V2_COMPLEXITY_FLOOR = 0.81  # shipped 0.840
 V1_TASK_FLOOR = 0.94  # shipped 0.955
-V1_COMPLEXITY_FLOOR = 0.72  # shipped 0.751
+V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.775
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -224,11 +224,12 @@ def test_group_gains_are_trained_saved_and_scored(tmp_path):
         {"user": f"translate into french: good morning number {n}", "task": "translation", "complexity": "easy"}
         for n in range(6)
     ] + [{"user": f"hello friend, how is day {n} going?", "task": "chat", "complexity": "easy"} for n in range(6)]
-    model = model_train(records, epochs=2, task_gains=(1.0, 1.0, 4.0, 0.0), complexity_gains=(1.0, 2.0, 1.0, 1.0))
+    model = model_train(records, epochs=2, task_gains=(1.0, 1.0, 4.0, 0.0, 3.0),
+                        complexity_gains=(1.0, 2.0, 1.0, 1.0, 1.0))
     path = tmp_path / "weights.npz"
     model_save(model, path)
     loaded = model_load(path)
-    assert (loaded.task_gains, loaded.complexity_gains) == ((1.0, 1.0, 4.0, 0.0), (1.0, 2.0, 1.0, 1.0))
+    assert (loaded.task_gains, loaded.complexity_gains) == ((1.0, 1.0, 4.0, 0.0, 3.0), (1.0, 2.0, 1.0, 1.0, 1.0))
     features = features_of(window_of(system="be brief", user="translate into french: good night"))
     for head in ("task", "complexity"):
         assert getattr(loaded.scores(features), head) == pytest.approx(getattr(model.scores(features), head), rel=1e-2)
@@ -249,7 +250,21 @@ def test_weights_without_gains_load_with_unit_gains(tmp_path):
         arrays = {key: data[key] for key in data.files if not key.endswith("gains")}
     np.savez_compressed(path, **arrays)
     loaded = model_load(path)
-    assert loaded.task_gains == loaded.complexity_gains == (1.0, 1.0, 1.0, 1.0)
+    assert loaded.task_gains == loaded.complexity_gains == (1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_weights_with_gains_for_other_feature_groups_are_refused(tmp_path):
+    from routing.classifier.linear import WeightsError, model_load, model_save
+
+    path = tmp_path / "odd.npz"
+    model_save(Classifier.from_path(WEIGHTS_PATH).model, path)
+    with np.load(path) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["task_gains"] = arrays["task_gains"][:4]
+    np.savez_compressed(path, **arrays)
+    with pytest.raises(WeightsError, match="task_gains holds 4 gains for 5 feature groups"):
+        model_load(path)
+    assert Classifier.from_path(path).model is None  # refused, so the rules answer
 
 
 def test_classification_key_changes_with_the_weights(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -263,3 +278,40 @@ def test_classification_key_changes_with_the_weights(monkeypatch: pytest.MonkeyP
     assert classification_key(system="sys", user="hello there", has_tools=False) != before
     monkeypatch.setattr(core, "_WEIGHTS_TAG", core._weights_tag(WEIGHTS_PATH))
     assert classification_key(system="sys", user="hello there", has_tools=False) == before
+
+
+@pytest.mark.parametrize(
+    ("user", "ask"),
+    [
+        # The ask ends at a colon before material, at an opening quote, or at the end of the first line.
+        ("Tiivistä tämä yhteen lauseeseen: Kaupunginhallitus päätti maanantaina", "Tiivistä tämä yhteen lauseeseen"),
+        ('Translate «Guten Morgen» please', "Translate "),
+        ("Fix this:\ndef f(x):\n    return x +", "Fix this\n    return x +"),
+        # With several lines, the last line is the second segment: an ask written after pasted material.
+        ("Hey team,\nthe deploy failed again.\n\ncan you turn this into a note for the CTO?\n",
+         "Hey team,\ncan you turn this into a note for the CTO?"),
+        ("hi there", "hi there"),
+        ("", ""),
+    ],
+)
+def test_ask_of_keeps_the_ask_and_cuts_off_the_material(user: str, ask: str) -> None:
+    from routing.classifier.features import ask_of
+
+    assert ask_of(user) == ask
+
+
+def test_ask_of_reads_a_bounded_head_and_tail() -> None:
+    from routing.classifier.features import ASK_CHARS, ask_of
+
+    # At most ASK_CHARS from each end, and no last segment unless a line break falls within them.
+    assert ask_of("a" * 10 * ASK_CHARS + "\n" + "b" * 10 * ASK_CHARS) == "a" * ASK_CHARS
+    assert ask_of("a" * 10 * ASK_CHARS + "\nsummarise the above") == "a" * ASK_CHARS + "\nsummarise the above"
+
+
+def test_each_hashed_group_has_its_gain() -> None:
+    from routing.classifier.features import features_of, window_of
+    from routing.classifier.linear import UNIT_GAINS
+
+    features = features_of(window_of(system="be brief", user="Summarise this: the meeting moved to Friday."))
+    assert len(features.hashed()) == len(UNIT_GAINS) == len(Classifier.from_path(WEIGHTS_PATH).model.task_gains)
+    assert all(len(group) for group in features.hashed())
