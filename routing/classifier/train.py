@@ -265,15 +265,31 @@ def writer_folds(records: list[dict], k: int) -> np.ndarray:
     return np.array([fold_by_writer.get(w, fold_of(r, k)) for w, r in zip(writers, records, strict=True)])
 
 
-def cross_validate(records: list[dict], *, k: int, by: str = "prompt", **params: float) -> dict:
+def cv_folds(records: list[dict], k: int, *, by: str = "prompt", train_only: tuple[str, ...] = ()) -> np.ndarray:
+    """Return each record's cross-validation fold (by prompt hash or by writer); -1 for rows of the writers
+    named by a prefix in `train_only`, which are trained on in every fold and never scored. The other rows
+    get the folds they would get without them."""
+    pinned = np.array([writer_of(record).startswith(train_only) for record in records], dtype=bool)
+    rest = [record for record, pin in zip(records, pinned, strict=True) if not pin]
+    folds = np.full(len(records), -1)
+    folds[~pinned] = writer_folds(rest, k) if by == "writer" else [fold_of(record, k) for record in rest]
+    return folds
+
+
+def cross_validate(
+    records: list[dict], *, k: int, by: str = "prompt", train_only: tuple[str, ...] = (), **params: float
+) -> dict:
     """K-fold CV on the training set; score only hand-written rows of each held fold (templates leak across folds).
 
     `by="prompt"` folds by a hash of the prompt; `by="writer"` holds out whole writers (see writer_folds).
+    Rows of writers named by a prefix in `train_only` (e.g. "v7/") are in every fold's training set and never
+    scored, and the other rows' folds are those they get without them: run once so and once without those
+    rows (`--leave-out`), and the two figures say what the added writers do for the others.
     Returns accuracy of the task head (with the rule blend), of the complexity head, and a grid over
     the fallback threshold and rule weight computed from the same out-of-fold probabilities.
     """
     epochs = int(params.pop("epochs", EPOCHS))
-    folds = writer_folds(records, k) if by == "writer" else np.array([fold_of(r, k) for r in records])
+    folds = cv_folds(records, k, by=by, train_only=train_only)
     out: list[tuple[dict, np.ndarray, np.ndarray, Guess]] = []
     for fold in range(k):
         model = model_train([r for r, f in zip(records, folds, strict=True) if f != fold], epochs=epochs, **params)
@@ -319,6 +335,11 @@ def cross_validate(records: list[dict], *, k: int, by: str = "prompt", **params:
     }
 
 
+def _writers_arg(text: str) -> tuple[str, ...]:
+    """Parse a command line's writer prefixes: v7/,v6/f8."""
+    return tuple(prefix for prefix in text.split(",") if prefix)
+
+
 def _gains_arg(text: str) -> tuple[float, ...]:
     """Parse a command line's group gains: words,chars,instruction,system,ask."""
     return tuple(float(gain) for gain in text.split(","))
@@ -338,12 +359,15 @@ def main() -> None:
     parser.add_argument("--complexity-gains", type=_gains_arg, default=COMPLEXITY_GAINS, help="likewise, for the complexity head")
     parser.add_argument("--cv-by", choices=("prompt", "writer"), default="prompt", help="with --cv, fold by prompt hash or hold out whole writers")
     parser.add_argument("--cv-out", type=Path, default=None, help=f"with --cv, write the figures here (ship: {CV_PATH.name}; by writer: cv_writer.json)")
+    parser.add_argument("--cv-train-only", type=_writers_arg, default=(), help="with --cv, writers (prefixes such as v7/) always trained on, never scored")
+    parser.add_argument("--leave-out", type=_writers_arg, default=(), help="writers (prefixes) whose rows are not read at all")
     args = parser.parse_args()
-    records = records_load(args.data)
+    records = [record for record in records_load(args.data) if not writer_of(record).startswith(args.leave_out)]
     params = {"l2": args.l2, "balance": args.balance, "template_weight": args.template_weight, "task_gains": args.task_gains, "complexity_gains": args.complexity_gains}
     if args.cv:
-        result = cross_validate(records, k=args.cv, by=args.cv_by, epochs=args.epochs, **params)
-        print(f"cv k={args.cv} by {args.cv_by} {params} epochs={args.epochs}: scored {result['scored']} hand-written rows")
+        result = cross_validate(records, k=args.cv, by=args.cv_by, train_only=args.cv_train_only, epochs=args.epochs, **params)
+        print(f"cv k={args.cv} by {args.cv_by} {params} epochs={args.epochs} train-only {args.cv_train_only} "
+              f"left out {args.leave_out}: scored {result['scored']} hand-written rows")
         print(f"  task (model only) {result['task_model_only']:.3f}  complexity {result['complexity']:.3f}")
         best = max(result["grid"].items(), key=lambda item: item[1])
         print(f"  best threshold/rule_weight {best[0]} -> task {best[1]:.3f}")
@@ -357,6 +381,8 @@ def main() -> None:
         if args.cv_out is not None:
             settings = {**params, "epochs": args.epochs, "threshold": THRESHOLD, "rule_weight": RULE_WEIGHT}
             record = {"k": args.cv, "by": args.cv_by, "scored": result["scored"], "feature_version": FEATURE_VERSION, "settings": settings}
+            if args.cv_train_only or args.leave_out:
+                record |= {"train_only": list(args.cv_train_only), "left_out": list(args.leave_out)}
             args.cv_out.write_text(json.dumps({**record, **shipped}, indent=1) + "\n", encoding="utf-8")
             print(f"  wrote {args.cv_out}")
         return

@@ -40,11 +40,11 @@ CLEAR_EXAMPLES = [
 ]
 
 
-V2_TASK_FLOOR = 0.90  # shipped 0.921
-V2_FAMILY_FLOOR = 0.78  # shipped weakest: writing 0.812
-V2_COMPLEXITY_FLOOR = 0.81  # shipped 0.840
-V1_TASK_FLOOR = 0.94  # shipped 0.955
-V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.775
+V2_TASK_FLOOR = 0.90  # shipped 0.914
+V2_FAMILY_FLOOR = 0.78  # shipped weakest: reasoning 0.812
+V2_COMPLEXITY_FLOOR = 0.81  # shipped 0.831
+V1_TASK_FLOOR = 0.93  # shipped 0.949
+V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.769
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -315,3 +315,22 @@ def test_each_hashed_group_has_its_gain() -> None:
     features = features_of(window_of(system="be brief", user="Summarise this: the meeting moved to Friday."))
     assert len(features.hashed()) == len(UNIT_GAINS) == len(Classifier.from_path(WEIGHTS_PATH).model.task_gains)
     assert all(len(group) for group in features.hashed())
+
+
+def test_cross_validation_can_keep_added_writers_in_training_only():
+    # What added writers do for the others: their rows train every fold and are never scored, and the other
+    # rows keep the folds they have without them.
+    from routing.classifier.train import cross_validate, cv_folds, writer_folds
+
+    families = (("translation", "translate into french: good morning"), ("chat", "hello friend, how is your day"))
+    old = [_hand(writer, n) | {"user": f"{text} {writer} {n}", "task": task}
+           for writer in ("v3/d1", "v3/d2", "v4/e1") for n, (task, text) in enumerate(families * 4)]
+    added = [_hand("v7/g1", n) | {"user": f"{text} added {n}", "task": task} for n, (task, text) in enumerate(families * 6)]
+    pinned = cross_validate(old + added, k=3, by="writer", train_only=("v7/",), epochs=1)
+    alone = cross_validate(old, k=3, by="writer", epochs=1)
+    assert pinned["scored"] == alone["scored"] == len(old)
+    folds = cv_folds(old + added, 3, by="writer", train_only=("v7/",))
+    assert folds[: len(old)].tolist() == writer_folds(old, 3).tolist() and set(folds[: len(old)].tolist()) == {0, 1, 2}
+    assert set(folds[len(old) :].tolist()) == {-1}
+    assert cv_folds(old + added, 3, by="prompt", train_only=("v7/", "v4/"))[len(old) - 1] == -1  # v4/e1's last row
+    assert cross_validate(old + added, k=3, by="writer", epochs=1)["scored"] == len(old) + len(added)
