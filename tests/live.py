@@ -208,6 +208,33 @@ def poll(fn, *, timeout: float = 10.0, interval: float = 0.05):  # type: ignore[
         time.sleep(interval)
 
 
+def decision_of(http: httpx.Client, request_id: str) -> dict | None:
+    """Return a request's routing decision once the log writer has stored it, else None."""
+    response = http.get(f"/routing-decisions/{request_id}")
+    return response.json() if response.status_code == 200 else None
+
+
+def fail_the_first_pick(  # type: ignore[no-untyped-def]
+    http: httpx.Client, send, *, fault: str = "fail=503", outcome: str = "http_503", tries: int = 6
+) -> tuple[list[str], dict, dict]:
+    """Make a request whose first pick fails (by default with a 503) and falls back; return (the models the
+    directive failed, the response body, its routing decision).
+
+    `send(directive)` makes the request with the directive in its last user turn and returns a body with the
+    served `model` and the request `id`. The directive is text the classifier reads, so naming a model can
+    move the pick to another (naming each in turn can cycle): each try fails every model served so far,
+    until the pick is one of them and its attempt ends in `outcome`.
+    """
+    failing = [send("")["model"]]
+    for _ in range(tries):
+        body = send(f"[sim:{fault}@{','.join(failing)}]")
+        decision = poll(lambda rid=body["id"]: decision_of(http, rid))
+        if decision["attempts"][0]["outcome"] == outcome:
+            return failing, body, decision
+        failing.append(body["model"])
+    raise AssertionError(f"in {tries} tries no request was routed first to a model its directive fails: {failing}")
+
+
 @dataclass
 class ServerProcess:
     """A server this test session started in its own process (the simulated upstream, another gateway)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.live import LiveGateway, poll
+from tests.live import LiveGateway, decision_of, fail_the_first_pick, poll
 
 
 def _ask(http: httpx.Client, **body: object) -> httpx.Response:
@@ -82,13 +82,13 @@ def test_chat_completions_anthropic_route_reports_unsupported_params(http: httpx
 
 
 def test_chat_completions_falls_back_when_the_pick_fails(http: httpx.Client) -> None:
-    first = _ask(http, messages=[{"role": "user", "content": "What is machine learning?"}]).json()
-    pick = first["model"]
-    response = _ask(http, messages=[{"role": "user", "content": f"What is machine learning? [sim:fail=503@{pick}]"}])
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["model"] != pick
-    decision = poll(lambda: _decision(http, body["id"]))
+    def send(directive: str) -> dict:
+        response = _ask(http, messages=[{"role": "user", "content": f"What is machine learning? {directive}"}])
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    failing, body, decision = fail_the_first_pick(http, send)
+    assert body["model"] not in failing
     outcomes = [a["outcome"] for a in decision["attempts"]]
     assert outcomes[0] == "http_503" and outcomes[-1] == "served"
 
@@ -111,21 +111,16 @@ def test_chat_completions_reasoning_only_answer_moves_to_the_next_model(http: ht
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["choices"][0]["message"]["content"]  # an answer, not reasoning cut off by max_tokens
-    decision = poll(lambda: _decision(http, body["id"]))
+    decision = poll(lambda: decision_of(http, body["id"]))
     attempts = decision["attempts"]
     assert attempts[0]["outcome"] == "no_content_before_limit" and attempts[0]["model"] == body["routing"]["model"]
     assert attempts[-1] == {**attempts[-1], "outcome": "served", "model": body["model"]}
     assert body["model"] != body["routing"]["model"]  # the next model of the chain answered
 
 
-def _decision(http: httpx.Client, request_id: str) -> dict | None:
-    response = http.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
-
-
 def test_routing_decision_is_persisted_with_the_filter_trail(http: httpx.Client) -> None:
     body = _ask(http).json()
-    decision = poll(lambda: _decision(http, body["id"]))
+    decision = poll(lambda: decision_of(http, body["id"]))
     assert decision["request_id"] == body["id"]
     assert decision["final_disposition"] == "served"
     assert decision["classifier_task_family"] == "factual"
@@ -140,7 +135,7 @@ def test_routing_decision_is_persisted_with_the_filter_trail(http: httpx.Client)
 
 def test_routing_decision_of_another_organization_is_a_404(live: LiveGateway, http: httpx.Client) -> None:
     body = _ask(http).json()
-    poll(lambda: _decision(http, body["id"]))
+    poll(lambda: decision_of(http, body["id"]))
     other = live.create_key(org="other-org")
     response = httpx.get(f"{live.api}/routing-decisions/{body['id']}", headers={"Authorization": f"Bearer {other}"})
     missing = httpx.get(f"{live.api}/routing-decisions/req-doesnotexist", headers={"Authorization": f"Bearer {other}"})
@@ -178,7 +173,7 @@ def test_a_request_nothing_can_serve_keeps_its_trail(http: httpx.Client) -> None
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "no_eligible_model"
     request_id = response.headers["x-request-id"]
-    decision = poll(lambda: _decision(http, request_id))
+    decision = poll(lambda: decision_of(http, request_id))
     assert decision["final_disposition"] == "not_routed"
     assert decision["filter_trail"][-1]["step"] == "cost_ceiling"
     assert decision["filter_trail"][-1]["out"] == 0

@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from tests.live import fail_the_first_pick
+
 QUESTION = "What is machine learning?"
 
 
@@ -30,11 +32,16 @@ def _opening(text: str = QUESTION) -> list[dict[str, Any]]:
 
 
 def test_a_conversation_that_a_fallback_began_stays_on_the_fallback(http: httpx.Client) -> None:
-    pick = _ask(http, _opening())["model"]
-    first_messages = _opening(f"{QUESTION} [sim:fail=503@{pick}]")
-    first = _ask(http, first_messages)
+    openings: dict[str, list[dict[str, Any]]] = {}
+
+    def send(directive: str) -> dict[str, Any]:
+        openings[directive] = _opening(f"{QUESTION} {directive}")
+        return _ask(http, openings[directive])
+
+    failing, first, _ = fail_the_first_pick(http, send)
+    first_messages = openings[f"[sim:fail=503@{','.join(failing)}]"]
     fallback = first["model"]
-    assert fallback != pick
+    assert fallback not in failing
     second = _ask(http, _turn(first_messages, first, "Tell me more."))
     assert second["model"] == fallback
     assert second["routing"]["session"] == {"sticky": True, "model": fallback,

@@ -7,7 +7,7 @@ import json
 
 import httpx
 
-from tests.live import poll
+from tests.live import decision_of, fail_the_first_pick, poll
 
 
 def _events(http: httpx.Client, **body: object) -> tuple[list[object], list[str]]:
@@ -26,11 +26,6 @@ def _events(http: httpx.Client, **body: object) -> tuple[list[object], list[str]
                 data = line[6:]
                 events.append(data if data == "[DONE]" else json.loads(data))
     return events, comments
-
-
-def _decision(http: httpx.Client, request_id: str) -> dict | None:
-    response = http.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
 
 
 def test_stream_events_come_in_the_documented_order(http: httpx.Client) -> None:
@@ -159,7 +154,7 @@ def test_stream_whose_chain_fails_before_anything_is_sent_answers_with_the_statu
     error = json.loads(streamed)["error"]
     assert error["code"] == whole.json()["error"]["code"] == "upstream_error"
     assert error["type"] == "upstream_error"
-    decision = poll(lambda: _decision(http, request_id))
+    decision = poll(lambda: decision_of(http, request_id))
     assert [a["outcome"] for a in decision["attempts"]] == ["http_503"]
     assert decision["final_disposition"] == "upstream_error"
 
@@ -223,27 +218,31 @@ def test_failure_after_a_keepalive_started_the_stream_is_an_error_event(http: ht
     assert events[-1] == "[DONE]"
 
 
+def _streamed(http: httpx.Client, streams: list[list[object]], **body: object):  # type: ignore[no-untyped-def]
+    """A `send` for fail_the_first_pick: stream a haiku request with the directive; keep its events."""
+
+    def send(directive: str) -> dict:
+        events, _ = _events(http, messages=[{"role": "user", "content": f"Write a haiku about routers {directive}"}],
+                            **body)
+        streams.append(events)
+        return {"model": events[1]["model"], "id": events[-2]["id"]}
+
+    return send
+
+
 def test_stream_falls_back_before_the_first_token(http: httpx.Client) -> None:
-    first, _ = _events(http)
-    pick = first[0]["model"]
-    events, _ = _events(http, messages=[{"role": "user", "content": f"Write a haiku about routers [sim:fail=503@{pick}]"}])
-    served = events[1]["model"]
-    assert served != pick
-    assert events[-2]["object"] == "usage"
-    decision = poll(lambda: _decision(http, events[0].get("id") or events[-2]["id"]))
+    streams: list[list[object]] = []
+    failing, served, decision = fail_the_first_pick(http, _streamed(http, streams))
+    assert served["model"] not in failing
+    assert streams[-1][-2]["object"] == "usage"
     assert [a["outcome"] for a in decision["attempts"]][:1] == ["http_503"]
 
 
 def test_stream_falls_back_when_the_first_token_budget_passes(http: httpx.Client) -> None:
-    first, _ = _events(http)
-    pick = first[0]["model"]
-    events, _ = _events(
-        http,
-        routing={"first_token_timeout_ms": 300},
-        messages=[{"role": "user", "content": f"Write a haiku about routers [sim:stall_ms=3000@{pick}]"}],
-    )
-    assert events[1]["model"] != pick
-    decision = poll(lambda: _decision(http, events[-2]["id"]))
+    streams: list[list[object]] = []
+    send = _streamed(http, streams, routing={"first_token_timeout_ms": 300})
+    failing, served, decision = fail_the_first_pick(http, send, fault="stall_ms=3000", outcome="first_token_timeout")
+    assert served["model"] not in failing
     assert decision["attempts"][0]["outcome"] == "first_token_timeout"
 
 
@@ -262,7 +261,7 @@ def test_stream_content_filter_is_passed_on_and_not_retried(http: httpx.Client) 
     events, _ = _events(http, model="meta-llama-3.3-70b", messages=[{"role": "user", "content": "Do the thing [sim:refuse]"}])
     chunks = [e for e in events if isinstance(e, dict) and e.get("object") == "chat.completion.chunk"]
     assert chunks[-1]["choices"][0]["finish_reason"] == "content_filter"
-    decision = poll(lambda: _decision(http, events[-2]["id"]))
+    decision = poll(lambda: decision_of(http, events[-2]["id"]))
     assert [a["outcome"] for a in decision["attempts"]] == ["served"]
 
 
@@ -295,7 +294,7 @@ def test_client_disconnect_cancels_the_upstream_and_is_logged(simulated_url: str
     # Leaving the block closed the connection mid-answer.
     stats = poll(lambda: (s := httpx.get(f"{simulated_url}/stats").json()["by_tag"].get(tag)) and s["cancelled"] and s)
     assert stats["cancelled"] == 1 and stats["completed"] == 0
-    decision = poll(lambda: _decision(http, request_id))
+    decision = poll(lambda: decision_of(http, request_id))
     assert decision["final_disposition"] == "client_disconnected"
 
 

@@ -17,7 +17,7 @@ from django.test import Client
 from billing.services import usage_rollup_add
 from inferbase.accounts.models import Membership
 from inferbase.accounts.services import api_key_create
-from tests.live import LiveGateway, poll, start_live_gateway, stop_live_gateway
+from tests.live import LiveGateway, fail_the_first_pick, poll, start_live_gateway, stop_live_gateway
 
 
 def _log(request_id: str, org: int, cost: int, day: str = "2026-11-30") -> dict:
@@ -116,14 +116,15 @@ def test_usage_totals_equal_the_cost_every_response_reported(live: LiveGateway) 
             assert int(response.headers["x-inferbase-cost-micros"]) == response.json()["usage"]["cost_micros"]
             costs.append(response.json()["usage"]["cost_micros"])
         # A route that fails first: the fallback serves; the request is one request at its one cost.
-        probe = http.post("/chat/completions", json={"model": "auto", "max_tokens": 32, "messages": [
-            {"role": "user", "content": "Name a prime number"}]}).json()
-        pick = probe["routing"]["model"]
-        costs.append(probe["usage"]["cost_micros"])
-        response = http.post("/chat/completions", json={"model": "auto", "max_tokens": 32, "messages": [
-            {"role": "user", "content": f"Name a prime number [sim:fail=503@{pick}]"}]})
-        assert response.status_code == 200 and response.json()["model"] != pick
-        costs.append(response.json()["usage"]["cost_micros"])
+        def send(directive: str) -> dict:
+            response = http.post("/chat/completions", json={"model": "auto", "max_tokens": 32, "messages": [
+                {"role": "user", "content": f"Name a prime number {directive}"}]})
+            assert response.status_code == 200
+            costs.append(response.json()["usage"]["cost_micros"])
+            return response.json()
+
+        failing, served, _ = fail_the_first_pick(http, send)
+        assert served["model"] not in failing
         costs.append(_cost_of_stream(http, {"model": "auto", "max_tokens": 64,
                                             "messages": [{"role": "user", "content": "Tell me a story"}]}))
         failed = http.post("/chat/completions", json={"model": "auto", "messages": [
