@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.live import poll
+from tests.live import decision_of, poll
 
 OPENAI_ROUTE_MODEL = "meta-llama-3.3-70b"  # served by the simulated OpenAI wire, which takes n
 CLAUDE_MODEL = "anthropic-claude-haiku-4.5"  # Anthropic has no n: one call per choice
@@ -36,11 +36,6 @@ def _started(simulated_url: str, tag: str) -> int:
     return httpx.get(f"{simulated_url}/stats").json()["by_tag"].get(tag, {}).get("started", 0)
 
 
-def _decision(http: httpx.Client, request_id: str) -> dict | None:
-    response = http.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
-
-
 def _tag() -> str:
     return "n-" + uuid.uuid4().hex[:8]
 
@@ -63,7 +58,7 @@ def test_n_choices_whole(http: httpx.Client, simulated_url: str, model: str, cal
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     assert usage["cost_micros"] > one["cost_micros"]
     assert _started(simulated_url, tag) == 1 + calls
-    decision = poll(lambda: _decision(http, body["id"]))
+    decision = poll(lambda: decision_of(http, body["id"]))
     (attempt,) = decision["attempts"]
     assert attempt["outcome"] == "served"
     assert attempt.get("calls", 1) == calls

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import orjson
 
-from tests.live import LiveGateway, free_port, poll
+from tests.live import LiveGateway, decision_of, free_port, poll
 
 
 def test_add_provider_serves_the_users_endpoint(live: LiveGateway, simulated_url: str, http: httpx.Client) -> None:
@@ -52,7 +52,7 @@ def _refused_connection_is_reported(http: httpx.Client) -> None:
     assert (error["type"], error["code"]) == ("upstream_error", "upstream_unreachable")
     assert "connection refused" in error["message"] and "timed out" not in error["message"]
     request_id = response.headers["x-request-id"]
-    decision = poll(lambda: (r := http.get(f"/routing-decisions/{request_id}")).status_code == 200 and r.json())
+    decision = poll(lambda: decision_of(http, request_id))
     assert decision["final_disposition"] == "upstream_unreachable"
     assert [a["outcome"] for a in decision["attempts"]] == ["connection_refused"]
     assert "connection refused" in decision["attempts"][0]["error"]

@@ -8,7 +8,7 @@ import json
 import httpx
 
 from inferbase.api.validation import chat_request_parse
-from tests.live import LiveGateway, poll
+from tests.live import LiveGateway, decision_of, poll
 
 QUESTION = [{"role": "user", "content": "Prove that there are infinitely many primes."}]
 
@@ -21,11 +21,6 @@ def _events(http: httpx.Client, body: dict) -> list[object]:
             if line.startswith("data: "):
                 events.append(line[6:] if line[6:] == "[DONE]" else json.loads(line[6:]))
     return events
-
-
-def _decision(http: httpx.Client, request_id: str) -> dict | None:
-    response = http.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
 
 
 def test_reasoning_arrives_beside_the_content_and_is_counted(http: httpx.Client) -> None:
@@ -79,7 +74,7 @@ def test_answer_cut_off_before_content_is_a_failed_attempt_on_auto(http: httpx.C
     assert body["routing"]["model"] == "qwen3-32b"
     assert body["model"] == "openai-gpt-4.1-mini"
     assert body["choices"][0]["message"]["content"]
-    decision = poll(lambda: _decision(http, body["id"]))
+    decision = poll(lambda: decision_of(http, body["id"]))
     assert [a["outcome"] for a in decision["attempts"]] == ["no_content_before_limit", "served"]
 
 
@@ -101,7 +96,7 @@ def test_streamed_reasoning_only_answer_with_thinking_off_is_a_failed_attempt(ht
                                                     "extended_thinking": False, "stream": True})
     assert response.status_code == 502
     assert response.headers["content-type"] == "application/json"
-    decision = poll(lambda: _decision(http, response.headers["x-request-id"]))
+    decision = poll(lambda: decision_of(http, response.headers["x-request-id"]))
     assert [a["outcome"] for a in decision["attempts"]] == ["no_content_before_limit"]
 
 
@@ -131,7 +126,7 @@ def test_cut_off_answer_is_served_when_every_later_model_fails(http: httpx.Clien
     assert body["model"] == "qwen3-32b"
     assert body["choices"][0]["finish_reason"] == "length"
     assert body["routing"]["truncated"] == "max_tokens"
-    decision = poll(lambda: _decision(http, body["id"]))
+    decision = poll(lambda: decision_of(http, body["id"]))
     assert [a["outcome"] for a in decision["attempts"]] == ["served_truncated", "http_503"]
 
 

@@ -8,14 +8,9 @@ import json
 
 import httpx
 
-from tests.live import LiveGateway, poll
+from tests.live import LiveGateway, decision_of, poll
 
 HAIKU = [{"role": "user", "content": "Write a haiku about routers"}]
-
-
-def _decision(http: httpx.Client, request_id: str) -> dict | None:
-    response = http.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
 
 
 def _log_rows(live: LiveGateway, request_ids: list[str]) -> dict[str, dict]:
@@ -69,9 +64,9 @@ def test_streams_read_to_the_end_are_served_and_a_client_leaving_early_is_not(
     early = _close_after_the_first_chunk(http, tag)
 
     for request_id in (by_sdk, raw):
-        decision = poll(lambda rid=request_id: _decision(http, rid))
+        decision = poll(lambda rid=request_id: decision_of(http, rid))
         assert decision["final_disposition"] == "served", request_id
-    decision = poll(lambda: _decision(http, early))
+    decision = poll(lambda: decision_of(http, early))
     assert decision["final_disposition"] == "client_disconnected"
 
     rows = _log_rows(live, [by_sdk, raw, early])

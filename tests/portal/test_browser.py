@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.live import REPO, LiveGateway, poll
+from tests.live import REPO, LiveGateway, decision_of, poll
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -75,18 +75,13 @@ def portal(live: LiveGateway) -> dict[str, object]:
                 assert response.status_code == 200, response.text
                 ids[prompt] = response.json()["id"]
         coding_id = ids[prompts[0][1]]
-        decision = poll(lambda: _decision(client, coding_id), timeout=20)
+        decision = poll(lambda: decision_of(client, coding_id), timeout=20)
     other_key = live.create_key(org=f"other-{uuid.uuid4().hex[:6]}")
     with httpx.Client(base_url=live.api, headers={"Authorization": f"Bearer {other_key}"}, timeout=30) as client:
         other = client.post("/chat/completions", json={"model": "auto", "messages": [{"role": "user", "content": "hi"}]})
         assert other.status_code == 200, other.text
-        poll(lambda: _decision(client, other.json()["id"]), timeout=20)
+        poll(lambda: decision_of(client, other.json()["id"]), timeout=20)
     return {"username": username, "coding_id": coding_id, "decision": decision, "other_id": other.json()["id"]}
-
-
-def _decision(client: httpx.Client, request_id: str) -> dict | None:
-    response = client.get(f"/routing-decisions/{request_id}")
-    return response.json() if response.status_code == 200 else None
 
 
 def _arrive(driver, path_and_query: str) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +118,7 @@ def _screenshot(driver, name: str, *, whole: bool = False) -> None:  # type: ign
     driver.set_window_size(1440, 900)
 
 
-def test_log_in_filter_logs_and_read_a_decision(browser, live: LiveGateway, portal: dict) -> None:  # type: ignore[no-untyped-def]
+def test_log_in_filter_logs_and_read_adecision_of(browser, live: LiveGateway, portal: dict) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
