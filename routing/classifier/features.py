@@ -301,13 +301,13 @@ def _instruction(user_points: np.ndarray) -> np.ndarray:
         user_points = np.concatenate(
             [user_points[:INSTRUCTION_HEAD_CHARS], _SPACE, user_points[-INSTRUCTION_TAIL_CHARS:]]
         )
-    words = _word_hashes(user_points)
-    return np.concatenate(
-        [
-            _word_ngrams(words, _bigram_hashes(words), _SALT_INSTRUCTION),
-            _char_ngrams(user_points, _SALT_INSTRUCTION, (2, 3, 4)),
-        ]
-    )
+    return _span_ngrams(user_points, _SALT_INSTRUCTION)
+
+
+def _span_ngrams(points: np.ndarray, salt: int) -> np.ndarray:
+    """Return the bucket indices of a short span's words, word pairs and character 2- to 4-grams."""
+    words = _word_hashes(points)
+    return np.concatenate([_word_ngrams(words, _bigram_hashes(words), salt), _char_ngrams(points, salt, (2, 3, 4))])
 
 
 def ask_of(user: str) -> str:
@@ -327,11 +327,7 @@ def ask_of(user: str) -> str:
 
 def _ask(user: str) -> np.ndarray:
     """Return the bucket indices of the ask segments: words, word pairs and character 2- to 4-grams."""
-    points = _codepoints(ask_of(user))
-    words = _word_hashes(points)
-    return np.concatenate(
-        [_word_ngrams(words, _bigram_hashes(words), _SALT_ASK), _char_ngrams(points, _SALT_ASK, (2, 3, 4))]
-    )
+    return _span_ngrams(_codepoints(ask_of(user)), _SALT_ASK)
 
 
 def features_of(window: Window) -> Features:
