@@ -108,7 +108,7 @@ def _valid(task: object, complexity: object, user: object) -> bool:
 def hand_files(directory: Path = HAND_DIR) -> list[Path]:
     """Return every hand-written data file, in a stable order."""
     files = sorted(directory.glob("*.txt")) + sorted(directory.glob("*.jsonl"))
-    for version in ("v2", "v3", "v4", "v5", "v6", "v7"):
+    for version in ("v2", "v3", "v4", "v5", "v6", "v7", "v8"):
         files += sorted((directory / version).glob("**/*.jsonl"))
     return files
 

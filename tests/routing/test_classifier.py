@@ -40,11 +40,11 @@ CLEAR_EXAMPLES = [
 ]
 
 
-V2_TASK_FLOOR = 0.90  # shipped 0.914
-V2_FAMILY_FLOOR = 0.78  # shipped weakest: reasoning 0.812
-V2_COMPLEXITY_FLOOR = 0.81  # shipped 0.831
-V1_TASK_FLOOR = 0.93  # shipped 0.949
-V1_COMPLEXITY_FLOOR = 0.74  # shipped 0.769
+V2_TASK_FLOOR = 0.94  # shipped 0.958 (aim 0.92)
+V2_FAMILY_FLOOR = 0.85  # shipped weakest: writing 0.875 (aim: none below 0.85)
+V2_COMPLEXITY_FLOOR = 0.82  # shipped 0.845 (aim 0.80)
+V1_TASK_FLOOR = 0.96  # shipped 0.982
+V1_COMPLEXITY_FLOOR = 0.75  # shipped 0.775
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -334,3 +334,12 @@ def test_cross_validation_can_keep_added_writers_in_training_only():
     assert set(folds[len(old) :].tolist()) == {-1}
     assert cv_folds(old + added, 3, by="prompt", train_only=("v7/", "v4/"))[len(old) - 1] == -1  # v4/e1's last row
     assert cross_validate(old + added, k=3, by="writer", epochs=1)["scored"] == len(old) + len(added)
+
+
+def test_learning_rate_falls_linearly_to_the_last_step():
+    from routing.classifier.train import LEARNING_RATE, learning_rate
+
+    rates = [learning_rate(step, 8, decay=True) for step in range(1, 9)]
+    assert rates[0] == LEARNING_RATE and rates[-1] == pytest.approx(LEARNING_RATE / 8)
+    assert all(later < earlier for earlier, later in zip(rates[:-1], rates[1:], strict=True))
+    assert {learning_rate(step, 8, decay=False) for step in range(1, 9)} == {LEARNING_RATE}
