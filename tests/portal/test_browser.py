@@ -100,13 +100,26 @@ def _follow(driver, element) -> None:  # type: ignore[no-untyped-def]
     """Click a link or submit button that loads a page, and wait (polling, 10 s at most) until the page it was
     on has gone. A page that posts back to its own URL (a dry-run, a form with errors) passes `_arrive` at once,
     before the answer has loaded; the old page's going cannot be mistaken."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     old = driver.find_element(By.TAG_NAME, "html")
+
+    def gone(_driver) -> bool:  # type: ignore[no-untyped-def]
+        try:
+            old.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            # Mid-navigation, chromedriver can report the old node as an "unknown error" instead of a stale one.
+            if "does not belong to the document" in str(error) or "No node with given id" in str(error):
+                return True
+            raise
+        return False
+
     element.click()
-    WebDriverWait(driver, 10, poll_frequency=0.05).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 10, poll_frequency=0.05).until(gone)
 
 
 def _screenshot(driver, name: str, *, whole: bool = False) -> None:  # type: ignore[no-untyped-def]
