@@ -4,11 +4,11 @@ Run: python -m routing.classifier.make_data
 
 Sources, all under data/ and all training-only:
 * hand/*.txt: "@ family band" headers, then one prompt a line (`\\n` for a newline);
-* hand/*.jsonl and hand/{v2,...,v7}/**/*.jsonl: one object a line with `user`, `task`, `complexity`
+* hand/*.jsonl and hand/{v2,...,v8}/**/*.jsonl: one object a line with `user`, `task`, `complexity`
   and optionally `system` and `lang` (pools of materials or instructions, which have no `user`, are
-  skipped); v4 (hand/v4/{e1,e2}), v5 (hand/v5/{f1..f7}), v6 (hand/v6/f8..f17) and v7
-  (hand/v7/g1..g4; v6 and v7 were each told which families to write most of) were written by helpers who
-  never saw the project's data;
+  skipped); v4 (hand/v4/{e1,e2}), v5 (hand/v5/{f1..f7}), v6 (hand/v6/f8..f17), v7 (hand/v7/g1..g4) and
+  v8 (hand/v8/{h1,h2,i1..i7}; v6, v7 and v8 were each told which families to write most of) were written by
+  helpers who never saw the project's data;
 * templates.json: slot-filled templates (capped at PER_TEMPLATE fills each, minus `excluded_fills`) and
   tool_use rows.
 
